@@ -1,0 +1,11 @@
+//! One file per command area; each exposes `Args` (clap) and `run`.
+
+pub mod livelock;
+pub mod policies;
+pub mod reproduce;
+pub mod results;
+pub mod sim;
+pub mod taskman;
+pub mod timers;
+pub mod workload;
+pub mod wrr;

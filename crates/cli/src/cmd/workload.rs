@@ -1,0 +1,85 @@
+//! `schedlab workload`: the programs experiments exec as child processes, so every child
+//! runs known code (seed 001's calc_pi, rw and rwpi; seed 004's password hashing).
+
+use crate::units;
+use clap::Subcommand;
+use schedlab_lab::workloads::{cpu, crypt, io, mixed};
+use std::path::PathBuf;
+
+/// Arguments of `schedlab workload`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    kind: Kind,
+}
+
+#[derive(Subcommand)]
+enum Kind {
+    /// CPU-bound: estimate π by Monte Carlo sampling (seed 001's calc_pi.c).
+    Cpu {
+        /// Samples to draw.
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        iterations: u64,
+    },
+    /// IO-bound: copy bytes from an input to an output in blocks (seed 001's rw.c).
+    Io {
+        /// Block size of each read and write (e.g. 1KiB).
+        #[arg(long, default_value = "1KiB", value_parser = units::size)]
+        block: u64,
+        /// Bytes to copy in all (e.g. 100KiB).
+        #[arg(long, default_value = "100KiB", value_parser = units::size)]
+        bytes: u64,
+        #[arg(long, default_value = "/dev/urandom")]
+        input: PathBuf,
+        #[arg(long, default_value = "/dev/null")]
+        output: PathBuf,
+    },
+    /// Mixed: the π loop with writes of the output interleaved (seed 001's rwpi.c).
+    Mixed {
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        iterations: u64,
+        #[arg(long, default_value = "1KiB", value_parser = units::size)]
+        block: u64,
+        #[arg(long, default_value = "100KiB", value_parser = units::size)]
+        bytes: u64,
+        #[arg(long, default_value = "/dev/null")]
+        output: PathBuf,
+    },
+    /// Hash a password in a loop and print the iteration count on exit or SIGTERM (seed 004).
+    Crypt {
+        /// Stop after this many hashes (and print how long they took).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "forever")]
+        iterations: Option<u64>,
+        /// Hash until SIGTERM/SIGINT, then print the count.
+        #[arg(long)]
+        forever: bool,
+    },
+}
+
+/// Run `schedlab workload`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.kind {
+        Kind::Cpu { iterations } => println!("{:.6}", cpu::monte_carlo_pi(iterations, 1)),
+        Kind::Io { block, bytes, input, output } => {
+            let n = io::read_write(&input, &output, block as usize, bytes)
+                .map_err(|e| anyhow::anyhow!("copying {} to {}: {e}", input.display(), output.display()))?;
+            println!("{n}");
+        }
+        Kind::Mixed { iterations, block, bytes, output } => {
+            let pi = mixed::pi_and_write(iterations, &output, block as usize, bytes)
+                .map_err(|e| anyhow::anyhow!("writing {}: {e}", output.display()))?;
+            println!("{pi:.6}");
+        }
+        Kind::Crypt { iterations, forever } => {
+            if iterations.is_none() && !forever {
+                anyhow::bail!("say how long to hash: --iterations N or --forever");
+            }
+            schedlab_os::signals::install_stop_handler();
+            let start = std::time::Instant::now();
+            let done = crypt::hash_loop(iterations, schedlab_os::signals::stop_requested);
+            let secs = start.elapsed().as_secs_f64();
+            println!("{{\"iterations\":{done},\"seconds\":{secs:.6}}}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! `schedlab`: the one binary. A thin layer over the libraries: clap subcommands, progress
+//! bars, table printing. Each area's commands live in `cmd/<area>.rs`.
+
+mod cmd;
+mod output;
+#[allow(dead_code)] // helpers for the area commands; each area uses the ones it needs
+mod units;
+
+use clap::{Parser, Subcommand};
+
+/// A laboratory for operating-system scheduling on Linux.
+///
+/// Take a scheduling mechanism — a CPU policy, a timer queue, a receive strategy, a pinned
+/// real-time worker pool — simulate it deterministically, run it for real, measure both, and
+/// read the result next to the published numbers of the seed papers.
+///
+/// Start with `schedlab reproduce --quick` (a few minutes), then explore one area, e.g.
+/// `schedlab timers --help`. Live experiments that change scheduling policies, IRQ masks or
+/// cgroups need root and restore everything they change on exit.
+#[derive(Parser)]
+#[command(name = "schedlab", version = concat!(env!("CARGO_PKG_VERSION")), propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every seed experiment and write results and the report.
+    Reproduce(cmd::reproduce::Args),
+    /// Timer queues (seed 000): control list, delta list, heap, timing wheel.
+    Timers(cmd::timers::Args),
+    /// The scheduling simulator (seeds 003, 004): compare policies on a workload.
+    Sim(cmd::sim::Args),
+    /// Live Linux policy benchmark (seed 001): processes under OTHER/FIFO/RR/...
+    Policies(cmd::policies::Args),
+    /// Task manager for exclusive computation (seed 003): pinned RT workers, IRQ steering.
+    Taskman(cmd::taskman::Args),
+    /// Live weighted round robin (seed 004): a user-space dispatcher for real processes.
+    Wrr(cmd::wrr::Args),
+    /// Receive livelock (seed 002): interrupt, polling, hybrid and NAPI receive paths.
+    Livelock(cmd::livelock::Args),
+    /// Built-in workload programs that experiments run as child processes.
+    Workload(cmd::workload::Args),
+    /// The results database: list, show, compare, export and merge past runs.
+    Results(cmd::results::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Reproduce(a) => cmd::reproduce::run(a),
+        Command::Timers(a) => cmd::timers::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Policies(a) => cmd::policies::run(a),
+        Command::Taskman(a) => cmd::taskman::run(a),
+        Command::Wrr(a) => cmd::wrr::run(a),
+        Command::Livelock(a) => cmd::livelock::run(a),
+        Command::Workload(a) => cmd::workload::run(a),
+        Command::Results(a) => cmd::results::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("schedlab: {}", output::one_sentence(&e));
+        std::process::exit(2);
+    }
+}

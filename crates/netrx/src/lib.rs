@@ -1,0 +1,1 @@
+//! schedlab-netrx: receive livelock strategies and model (seed 002). (Filled in by the livelock work.)

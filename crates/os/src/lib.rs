@@ -1,0 +1,27 @@
+//! schedlab-os: the one crate that talks to Linux.
+//!
+//! Everything above this crate calls safe functions that return [`OsError`] with a sentence a
+//! user can act on. Each module wraps one kernel facility; the `unsafe` syscalls live here and
+//! nowhere else. Live experiments use the guards in [`sched`] and [`signals`] so that whatever
+//! they change (policies, affinity, IRQ masks, cgroups) is restored on every exit path.
+
+pub mod affinity;
+pub mod cgroup;
+pub mod clock;
+pub mod error;
+pub mod irq;
+pub mod machine;
+pub mod perf;
+pub mod rusage;
+pub mod sched;
+pub mod signals;
+pub mod spawn;
+pub mod topology;
+pub mod tracefs;
+
+pub use error::{OsError, OsResult};
+
+/// True when the process runs with effective uid 0 (root can use RT policies, IRQ masks, tracefs).
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}

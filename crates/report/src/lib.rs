@@ -1,0 +1,22 @@
+//! schedlab-report: how results are kept and shown.
+//!
+//! - [`results`]: the run directory `results/<experiment>/<UTC timestamp>/` with
+//!   `results.json` (parameters, machine facts, raw data), CSV tables and SVG figures.
+//! - [`section`]: what an experiment hands the report — tables with the published numbers
+//!   beside ours, figures, verdicts.
+//! - [`table`]: plain-text tables for the terminal.
+//! - [`svg`]: hand-written SVG line, bar and Gantt charts (self-contained, no fonts to ship).
+//! - [`html`] and [`db`]: the one-page report and the results database (see `schedlab reproduce`).
+
+pub mod db;
+pub mod html;
+pub mod results;
+pub mod section;
+pub mod stats;
+pub mod svg;
+pub mod table;
+
+/// schedlab's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The git commit the binary was built from (`-dirty` when the tree had changes).
+pub const GIT_COMMIT: &str = env!("SCHEDLAB_GIT_COMMIT");

@@ -1,0 +1,127 @@
+//! What an experiment hands the report: a section per experiment with the published table
+//! or claim beside our measured one, figures, predicted-versus-measured rows and verdicts.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A table with named columns; cells are already formatted for reading.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Optional note printed under the table (units, where the published numbers come from).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+impl Table {
+    /// A table with a title and column names.
+    pub fn new(title: impl Into<String>, columns: &[&str]) -> Self {
+        Table { title: title.into(), columns: columns.iter().map(|c| c.to_string()).collect(), ..Default::default() }
+    }
+
+    /// Append a row (panics in debug builds if the width is wrong: that is a programming error).
+    pub fn row(&mut self, cells: Vec<String>) -> &mut Self {
+        debug_assert_eq!(cells.len(), self.columns.len(), "row width in table {}", self.title);
+        self.rows.push(cells);
+        self
+    }
+
+    /// Set the note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = note.into();
+        self
+    }
+}
+
+/// A figure: an SVG document and a caption.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Figure {
+    pub title: String,
+    /// File name used when the figure is written to a run directory (e.g. `scale.svg`).
+    pub file: String,
+    pub svg: String,
+    #[serde(default)]
+    pub caption: String,
+}
+
+/// Whether a published claim held here.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Reproduced,
+    Differs,
+    NotMeasured,
+}
+
+/// One published claim and what we found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub claim: String,
+    pub outcome: Outcome,
+    /// The numbers behind the verdict, in words.
+    pub detail: String,
+}
+
+impl Verdict {
+    /// A verdict from a boolean check.
+    pub fn check(claim: impl Into<String>, held: bool, detail: impl Into<String>) -> Self {
+        Verdict {
+            claim: claim.into(),
+            outcome: if held { Outcome::Reproduced } else { Outcome::Differs },
+            detail: detail.into(),
+        }
+    }
+}
+
+/// How the experiment ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "state", content = "reason", rename_all = "snake_case")]
+pub enum Status {
+    Completed,
+    /// Could not run here (not root, no tracefs, ...): the reason says what is missing.
+    Unsupported(String),
+    Failed(String),
+    Interrupted,
+}
+
+/// One experiment's contribution to the report.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Section {
+    /// Registry name, e.g. `timers`.
+    pub experiment: String,
+    /// The seed document it reproduces, e.g. `000`.
+    pub seed: String,
+    pub title: String,
+    /// What was run, in a sentence or two (scale, parameters that matter).
+    pub summary: String,
+    pub status: Status,
+    pub tables: Vec<Table>,
+    pub figures: Vec<Figure>,
+    pub verdicts: Vec<Verdict>,
+    /// Where the run's files are (results.json etc.).
+    #[serde(default)]
+    pub run_dir: Option<String>,
+    /// The experiment's full results document (also in results.json).
+    #[serde(default)]
+    pub data: Value,
+}
+
+impl Section {
+    /// An empty, completed section.
+    pub fn new(experiment: &str, seed: &str, title: &str) -> Self {
+        Section {
+            experiment: experiment.into(),
+            seed: seed.into(),
+            title: title.into(),
+            summary: String::new(),
+            status: Status::Completed,
+            tables: vec![],
+            figures: vec![],
+            verdicts: vec![],
+            run_dir: None,
+            data: Value::Null,
+        }
+    }
+}

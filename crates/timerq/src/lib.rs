@@ -1,0 +1,1 @@
+//! schedlab-timerq: timer queues (seed 000). (Filled in by the timer-queue work.)

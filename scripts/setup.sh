@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One-time machine set-up for schedlab, safe to run again: the Rust components CI checks
+# with, Debian packages the tests and report use (Chromium for the report test), SimPy for
+# the simulator peer benchmark, and tracefs mounted for sched_switch tracing.
+set -euo pipefail
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+
+if command -v rustup >/dev/null 2>&1; then
+  rustup component add rustfmt clippy >/dev/null 2>&1 || say "could not add rustfmt/clippy with rustup"
+fi
+
+need_pkgs=()
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+command -v mountpoint >/dev/null 2>&1 || need_pkgs+=(util-linux)
+if [ ${#need_pkgs[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+  say "installing ${need_pkgs[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "apt-get update failed"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null \
+    || say "could not install ${need_pkgs[*]}; the report browser test will say so"
+fi
+
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy' 2>/dev/null; then
+  say "installing simpy (peer for the simulator benchmark)"
+  python3 -m pip install -q simpy 2>/dev/null || python3 -m pip install -q --break-system-packages simpy || say "could not install simpy"
+fi
+
+if [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/events ]; then
+  as_root mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && say "mounted tracefs at /sys/kernel/tracing" \
+    || say "could not mount tracefs (tracing tests will say why)"
+fi
+say "done"
