@@ -34,7 +34,7 @@ enum Cmd {
     #[command(verbatim_doc_comment)]
     Reproduce(ReproduceArgs),
     /// Cost per insert, cancel, tick and expiry for N = 10^2 … --max-n pending timers (CSV +
-    /// log-log SVG). Series stop where the next size would exceed --budget.
+    /// log-log SVG). Series stop where the next size would exceed --budget; the output says so.
     ///
     /// Example: schedlab timers scale --max-n 100000
     Scale(ScaleArgs),
@@ -88,7 +88,7 @@ struct ScaleArgs {
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     max_n: u64,
     /// Skip a (queue, N) measurement whose projected wall time exceeds this (e.g. 2s).
-    #[arg(long, default_value = "2s", value_parser = units::positive_duration)]
+    #[arg(long, default_value = "5s", value_parser = units::positive_duration)]
     budget: Duration,
     /// Queues to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "control,delta,heap,wheel", value_parser = parse_kind)]
