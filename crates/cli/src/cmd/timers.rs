@@ -66,6 +66,11 @@ struct ReproduceArgs {
     /// `sleep` uses absolute clock_nanosleep (cheap; adds wake-up latency).
     #[arg(long, default_value = "busy", value_parser = parse_tick_mode)]
     tick_mode: TickMode,
+    /// Run the ticker and the sleepers under SCHED_FIFO at this priority (1–98; a higher
+    /// number runs first). Needs root and `--tick-mode sleep`. Default: SCHED_OTHER, as the
+    /// seed's kernel threads.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=98))]
+    rt_priority: Option<i32>,
     /// Trials per queue (the seed ran 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     trials: u32,
@@ -146,6 +151,7 @@ fn run_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
     let p = reproduce::Params {
         tick_ns: a.tick.as_nanos() as u64,
         tick_mode: a.tick_mode,
+        rt_priority: a.rt_priority,
         trials: a.trials as usize,
         queues,
         array: a.array,

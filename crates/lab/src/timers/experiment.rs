@@ -26,6 +26,7 @@ fn base(scale: Scale, mode: TickMode, array: ArrayChoice) -> reproduce::Params {
     reproduce::Params {
         tick_ns: 1_000_000,
         tick_mode: mode,
+        rt_priority: None,
         trials: 3,
         queues: Kind::ALL.to_vec(),
         array,
@@ -58,7 +59,13 @@ impl Experiment for Timers {
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
         let exe = std::env::current_exe()?;
         let busy = base(ctx.scale, TickMode::Busy, ArrayChoice::Seed);
-        let sleep = base(ctx.scale, TickMode::Sleep, ArrayChoice::Fig9);
+        // The sleeping-tick pass runs the ticker and sleepers under SCHED_FIFO when it can (the
+        // user-space stand-in for a timer interrupt, which no ordinary thread delays); the busy
+        // pass stays SCHED_OTHER, as the seed's threads, so it never holds a CPU at RT priority.
+        let mut sleep = base(ctx.scale, TickMode::Sleep, ArrayChoice::Fig9);
+        if schedlab_os::is_root() && schedlab_os::sched::require_rt_throttling().is_ok() {
+            sleep.rt_priority = Some(10);
+        }
         let scale_p = scale::Params {
             max_n: if ctx.scale == Scale::Quick { 100_000 } else { 1_000_000 },
             budget_s: if ctx.scale == Scale::Quick { 1.0 } else { 2.0 },

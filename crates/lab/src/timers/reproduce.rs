@@ -59,6 +59,9 @@ impl ArrayChoice {
 pub struct Params {
     pub tick_ns: u64,
     pub tick_mode: TickMode,
+    /// SCHED_FIFO priority (1–98, higher runs first) for the ticker and sleepers; None = SCHED_OTHER.
+    #[serde(default)]
+    pub rt_priority: Option<i32>,
     pub trials: usize,
     pub queues: Vec<Kind>,
     pub array: ArrayChoice,
@@ -80,6 +83,18 @@ impl Params {
         }
         if self.time_divisor == 0 {
             bail!("time divisor must be at least 1, got 0");
+        }
+        if let Some(p) = self.rt_priority {
+            if !(1..=98).contains(&p) {
+                bail!("real-time priority {p} is out of range 1..=98 (higher runs first; 99 is the kernel's own)");
+            }
+            if self.tick_mode != TickMode::Sleep {
+                bail!("real-time priority {p} needs --tick-mode sleep (a real-time busy ticker would hold a CPU)");
+            }
+            if !schedlab_os::is_root() {
+                bail!("real-time priority {p} needs root (SCHED_FIFO): run with sudo or drop --rt-priority");
+            }
+            schedlab_os::sched::require_rt_throttling()?;
         }
         Ok(())
     }
@@ -139,7 +154,8 @@ pub fn run(p: &Params, exe: &Path, progress: &dyn Fn(f64, &str)) -> anyhow::Resu
             let (_, sleep_us) = p.sleep_us(*kind);
             let longest = Duration::from_micros(*sleep_us.iter().max().unwrap_or(&0));
             progress(done / total, &format!("{kind} trial {}/{}", t + 1, p.trials));
-            let spec = TrialSpec { kind: *kind, tick_ns: p.tick_ns, mode: p.tick_mode, sleep_us };
+            let spec =
+                TrialSpec { kind: *kind, tick_ns: p.tick_ns, mode: p.tick_mode, rt_priority: p.rt_priority, sleep_us };
             results.push(run_in_child(exe, &spec, longest * 3 + Duration::from_secs(30))?);
             done += 1.0;
         }
@@ -190,15 +206,19 @@ pub fn document(p: &Params, queues: &[(Kind, QueueSummary)]) -> Value {
 /// One sentence on the scale, printed with every table.
 pub fn scale_note(p: &Params) -> String {
     let tick = Duration::from_nanos(p.tick_ns);
+    let mode = match p.rt_priority {
+        Some(prio) => format!("{} (SCHED_FIFO {prio})", p.tick_mode.name()),
+        None => p.tick_mode.name().to_string(),
+    };
     if p.time_divisor == 1 {
-        format!("seed scale: the seed's sleep times (up to ~10 s), tick {tick:?}, {} tick mode", p.tick_mode.name())
+        format!("seed scale: the seed's sleep times (up to ~10 s), tick {tick:?}, {mode} tick mode")
     } else {
         format!(
             "sleep times divided by {} and rounded up to whole ticks (longest ~{:.2} s instead of ~10 s), \
              tick {tick:?}, {} tick mode: times and operation counts are ~1/{} of the seed's",
             p.time_divisor,
             9.93 / p.time_divisor as f64,
-            p.tick_mode.name(),
+            mode,
             p.time_divisor
         )
     }
@@ -334,8 +354,12 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
     }
     if let Some(w) = get(Kind::Wheel) {
         if p.tick_mode == TickMode::Sleep {
+            let how = match p.rt_priority {
+                Some(prio) => format!(" (SCHED_FIFO {prio})"),
+                None => " (SCHED_OTHER)".to_string(),
+            };
             v.push(Verdict::check(
-                "Wheel-driven sleep service, sleep tick mode: wake lateness p99 ≤ 2 ms",
+                format!("Wheel-driven sleep service, sleep tick mode{how}: wake lateness p99 ≤ 2 ms"),
                 w.lateness_us.p99 <= 2000.0,
                 format!(
                     "p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs (tick {:?}; a time that is not a whole \

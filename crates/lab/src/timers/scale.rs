@@ -222,7 +222,8 @@ impl Outcome {
 
     /// One log-log figure per operation.
     pub fn figures(&self) -> Vec<Figure> {
-        let metrics: [(&str, &str, fn(&Cell) -> f64); 4] = [
+        type Metric = (&'static str, &'static str, fn(&Cell) -> f64);
+        let metrics: [Metric; 4] = [
             ("insert", "ns per insert", |c| c.ns_per_insert),
             ("cancel", "ns per cancel", |c| c.ns_per_cancel),
             ("tick", "ns per tick (no expiries)", |c| c.ns_per_tick),

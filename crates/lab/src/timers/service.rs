@@ -8,6 +8,7 @@
 //! plus their duration.
 
 use schedlab_os::clock;
+use schedlab_os::sched::{LinuxPolicy, SchedGuard, SchedParams};
 use schedlab_timerq::{Kind, OpCounts, TimerQueue};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
@@ -95,18 +96,29 @@ pub struct SleepService {
     mode: TickMode,
     /// CLOCK_MONOTONIC at tick 0; 0 until the clock starts.
     t0_ns: AtomicU64,
+    /// SCHED_FIFO priority for the ticker and the sleepers (None = SCHED_OTHER).
+    rt_priority: Option<i32>,
 }
 
 impl SleepService {
     /// A service whose clock has not started.
-    pub fn new(kind: Kind, tick: Duration, mode: TickMode) -> Self {
+    pub fn new(kind: Kind, tick: Duration, mode: TickMode, rt_priority: Option<i32>) -> Self {
         assert!(!tick.is_zero(), "tick must be positive");
         SleepService {
+            rt_priority,
             inner: Mutex::new(Inner { queue: kind.new_queue(), registered: 0 }),
             registered_cv: Condvar::new(),
             tick_ns: tick.as_nanos() as u64,
             mode,
             t0_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Put the calling thread under SCHED_FIFO if the service was asked to (restored on drop).
+    fn rt_guard(&self) -> anyhow::Result<Option<SchedGuard>> {
+        match self.rt_priority {
+            None => Ok(None),
+            Some(p) => Ok(Some(SchedGuard::apply(0, &SchedParams::new(LinuxPolicy::Fifo, p))?)),
         }
     }
 
@@ -140,6 +152,7 @@ impl SleepService {
     /// Run the clock on the calling thread: wait until `expected` sleepers have asked, start
     /// the clock, and tick until every one of them has been woken.
     pub fn run_ticker(&self, expected: usize) -> anyhow::Result<TickerStats> {
+        let _rt = self.rt_guard()?;
         {
             let mut g = self.inner.lock().unwrap();
             while g.registered < expected {
@@ -191,22 +204,30 @@ pub fn run_sleepers(
     kind: Kind,
     tick: Duration,
     mode: TickMode,
+    rt_priority: Option<i32>,
     times: &[Duration],
 ) -> anyhow::Result<(TickerStats, Vec<Slept>)> {
     anyhow::ensure!(!times.is_empty(), "no sleepers: N must be at least 1");
-    let svc = Arc::new(SleepService::new(kind, tick, mode));
+    anyhow::ensure!(
+        rt_priority.is_none() || mode == TickMode::Sleep,
+        "a real-time priority needs the sleep tick mode (a real-time busy ticker would hold a CPU)"
+    );
+    let svc = Arc::new(SleepService::new(kind, tick, mode, rt_priority));
     let mut threads = Vec::with_capacity(times.len());
     for (i, &d) in times.iter().enumerate() {
         let svc = svc.clone();
         let t = std::thread::Builder::new()
             .name(format!("sleeper-{i}"))
             .stack_size(64 * 1024)
-            .spawn(move || svc.sleep(d))
+            .spawn(move || -> anyhow::Result<Slept> {
+                let _rt = svc.rt_guard()?;
+                Ok(svc.sleep(d))
+            })
             .map_err(|e| anyhow::anyhow!("spawning sleeper thread {i}: {e}"))?;
         threads.push(t);
     }
     let stats = svc.run_ticker(times.len())?;
-    let slept = threads.into_iter().map(|t| t.join().expect("sleeper thread panicked")).collect();
+    let slept = threads.into_iter().map(|t| t.join().expect("sleeper thread panicked")).collect::<Result<_, _>>()?;
     Ok((stats, slept))
 }
 
@@ -218,7 +239,7 @@ mod tests {
     fn every_queue_wakes_every_sleeper_never_early() {
         let times: Vec<Duration> = [3u64, 1, 7, 7, 12, 5].iter().map(|&ms| Duration::from_millis(ms)).collect();
         for kind in Kind::ALL {
-            let (stats, slept) = run_sleepers(kind, Duration::from_millis(1), TickMode::Sleep, &times).unwrap();
+            let (stats, slept) = run_sleepers(kind, Duration::from_millis(1), TickMode::Sleep, None, &times).unwrap();
             assert_eq!(slept.len(), times.len());
             assert_eq!(stats.ops.expired, times.len() as u64, "{kind}");
             assert_eq!(stats.ops.ticks, 12, "{kind}");

@@ -20,6 +20,9 @@ pub struct TrialSpec {
     pub kind: Kind,
     pub tick_ns: u64,
     pub mode: TickMode,
+    /// SCHED_FIFO priority for the ticker and sleepers (None = SCHED_OTHER).
+    #[serde(default)]
+    pub rt_priority: Option<i32>,
     /// One sleeper per entry, sleeping this many µs.
     pub sleep_us: Vec<u64>,
 }
@@ -38,7 +41,8 @@ pub fn run_in_process(spec: &TrialSpec) -> anyhow::Result<ChildReport> {
         bail!("tick must be positive, got 0 ns");
     }
     let times: Vec<Duration> = spec.sleep_us.iter().map(|&us| Duration::from_micros(us)).collect();
-    let (ticker, slept) = run_sleepers(spec.kind, Duration::from_nanos(spec.tick_ns), spec.mode, &times)?;
+    let (ticker, slept) =
+        run_sleepers(spec.kind, Duration::from_nanos(spec.tick_ns), spec.mode, spec.rt_priority, &times)?;
     Ok(ChildReport { ticker, lateness_us: slept.iter().map(|s| s.lateness_us()).collect() })
 }
 
