@@ -139,3 +139,22 @@ fn bad_input_is_rejected_naming_the_value() {
     rejects(&["timers", "scale", "--max-n", "50"], "50");
     rejects(&["timers", "bench", "--timers", "0"], "'0'");
 }
+
+#[test]
+fn reproduce_registry_runs_the_timers_experiment() {
+    let _turn = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_of(&["reproduce", "--quick", "--only", "timers", "--json", "--out", dir.path().to_str().unwrap()]);
+    let s = &doc["sections"][0];
+    assert_eq!(s["experiment"], "timers");
+    assert_eq!(s["status"]["state"], "completed", "{}", s["status"]);
+    let claims: Vec<&str> = s["verdicts"].as_array().unwrap().iter().map(|v| v["claim"].as_str().unwrap()).collect();
+    assert!(claims.iter().any(|c| c.contains("fewer timer operations")), "{claims:?}");
+    assert!(claims.iter().any(|c| c.contains("lateness")), "{claims:?}");
+    assert!(s["figures"].as_array().unwrap().len() >= 4);
+    for q in ["control", "delta", "heap", "wheel"] {
+        assert!(s["data"]["queues"][q]["timer_ops"].is_number(), "{q}");
+        assert!(s["data"]["sleep_mode"]["queues"][q]["lateness_us"]["p99"].is_number(), "{q}");
+    }
+    assert!(s["data"]["scale"]["cells"].as_array().unwrap().len() >= 8);
+}

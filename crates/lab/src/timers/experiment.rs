@@ -79,12 +79,13 @@ impl Experiment for Timers {
         let sc = scale::run(&scale_p, &|_| {})?;
 
         let dir = RunDir::create(&ctx.out_root, "timers")?;
+        let seed_doc = reproduce::document(&busy, &busy_q);
         let doc = envelope(
             "timers",
             &json!({ "scale": ctx.scale, "seed_tables": busy, "sleep_mode": sleep, "scale_study": scale_p }),
             json!({
-                "queues": reproduce::document(&busy, &busy_q)["queues"],
-                "published": reproduce::document(&busy, &busy_q)["published"],
+                "queues": seed_doc["queues"],
+                "published": seed_doc["published"],
                 "scale_note": reproduce::scale_note(&busy),
                 "sleep_mode": reproduce::document(&sleep, &sleep_q),
                 "scale": sc,
