@@ -135,9 +135,10 @@ fn bad_input_is_rejected_naming_the_value() {
     rejects(&["timers", "reproduce", "--trials", "0"], "0");
     rejects(&["timers", "reproduce", "--rt-priority", "99", "--tick-mode", "sleep"], "99");
     rejects(&["timers", "reproduce", "--rt-priority", "10", "--tick-mode", "busy"], "--tick-mode sleep");
-    rejects(&["timers", "scale", "--max-n", "0"], "'0'");
-    rejects(&["timers", "scale", "--max-n", "50"], "50");
-    rejects(&["timers", "bench", "--timers", "0"], "'0'");
+    rejects(&["timers", "scale", "--max-n", "0"], "N = 0");
+    rejects(&["timers", "scale", "--max-n", "50"], "N = 50");
+    rejects(&["timers", "scale", "--max-n", "lots"], "'lots'");
+    rejects(&["timers", "bench", "--timers", "0"], "N = 0");
 }
 
 #[test]

@@ -89,8 +89,8 @@ struct ReproduceArgs {
 
 #[derive(clap::Args)]
 struct ScaleArgs {
-    /// Largest number of pending timers N (sizes are 100, 1000, … up to this).
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Largest number of pending timers N, at least 100 (sizes are 100, 1000, … up to this).
+    #[arg(long, default_value_t = 1_000_000, value_parser = parse_max_n)]
     max_n: u64,
     /// Skip a (queue, N) measurement whose projected wall time exceeds this (e.g. 2s).
     #[arg(long, default_value = "5s", value_parser = units::positive_duration)]
@@ -106,8 +106,8 @@ struct ScaleArgs {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// Number of timers N.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Number of timers N (at least 1).
+    #[arg(long, default_value_t = 1_000_000, value_parser = parse_timers)]
     timers: u64,
     /// Interleaved rounds; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
@@ -116,6 +116,23 @@ struct BenchArgs {
     json: bool,
     #[arg(long, default_value = "results")]
     out: PathBuf,
+}
+
+/// A count of timers N with a lower bound, named in the error.
+fn count_at_least(s: &str, min: u64) -> Result<u64, String> {
+    let n: u64 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number of timers"))?;
+    if n < min {
+        return Err(format!("N = {n} is too small: it must be at least {min}"));
+    }
+    Ok(n)
+}
+
+fn parse_max_n(s: &str) -> Result<u64, String> {
+    count_at_least(s, 100)
+}
+
+fn parse_timers(s: &str) -> Result<u64, String> {
+    count_at_least(s, 1)
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
