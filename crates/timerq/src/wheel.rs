@@ -139,7 +139,9 @@ impl<T> TimerQueue<T> for Wheel<T> {
         self.ops.ticks += 1;
         let now = self.now;
         // Each level whose lower digits all just rolled over to 0 has entered a new slot:
-        // cascade it, highest level first so its entries can fall through the lower ones.
+        // cascade it. Entries are re-filed relative to the new `now`, so they land directly at
+        // their final level; the lower levels' new slots are empty at a rollover (their entries
+        // were filed under the old upper digits), so the order of the levels does not matter.
         let top = ((now.trailing_zeros() / BITS) as usize).min(LEVELS - 1);
         for level in (1..=top).rev() {
             self.cascade(level, slot_for(now, level));
