@@ -341,6 +341,21 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
                 c.insert_ops
             ),
         ));
+        let rss_sd = |s: &QueueSummary| {
+            schedlab_report::stats::stddev(&s.trials.iter().map(|t| t.peak_rss_kb as f64).collect::<Vec<_>>())
+        };
+        v.push(Verdict::check(
+            "The delta queue used more memory than the control list (seed: 765 vs 748 kB peak RSS)",
+            d.peak_rss_kb > c.peak_rss_kb,
+            format!(
+                "peak RSS delta {:.0} kB (sd {:.0}) vs control {:.0} kB (sd {:.0}); the queues themselves \
+                 hold 100 entries (a few kB), so the difference is within the process's noise",
+                d.peak_rss_kb,
+                rss_sd(d),
+                c.peak_rss_kb,
+                rss_sd(c)
+            ),
+        ));
         let (dc, cc) = (d.user_s + d.sys_s, c.user_s + c.sys_s);
         v.push(Verdict::check(
             "Delta used less CPU time than control (seed: 9.77 s vs 9.86 s system time)",
