@@ -84,14 +84,32 @@ pub fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
     }
     let judged = rep + dif;
     let first_diff = verdicts.iter().find(|v| v.outcome == Outcome::Differs);
-    match (judged, first_diff) {
+    let mut v = match (judged, first_diff) {
         (0, _) => SeedVerdict { kind: "measured", text: "measured; no published claim was judged".into() },
         (_, None) => SeedVerdict { kind: "reproduced", text: format!("reproduced: {rep} of {judged} claims held") },
         (_, Some(v)) => SeedVerdict {
             kind: if rep == 0 { "differs" } else { "partial" },
             text: format!("differs: {dif} of {judged} claims did not hold (first: {} — {})", v.claim, v.detail),
         },
+    };
+    // Experiments of this seed that did not complete are named on the same line.
+    let missing: Vec<String> = sections
+        .iter()
+        .filter_map(|s| match &s.status {
+            Status::Completed => None,
+            Status::Unsupported(r) => Some(format!("{} not run: {r}", s.experiment)),
+            Status::Failed(r) => Some(format!("{} failed: {r}", s.experiment)),
+            Status::Interrupted => Some(format!("{} interrupted", s.experiment)),
+        })
+        .chain(not_run.iter().map(|n| format!("{} not run: {}", n.experiment, n.reason)))
+        .collect();
+    if !missing.is_empty() {
+        v.text += &format!("; also {}", missing.join("; "));
+        if v.kind == "reproduced" || v.kind == "measured" {
+            v.kind = "partial";
+        }
     }
+    v
 }
 
 /// Render the whole report.
@@ -570,6 +588,10 @@ mod tests {
         let mut m = section("001", "policies");
         m.verdicts.clear();
         assert_eq!(seed_verdict(&[&m], &[]).kind, "measured");
+        let ok = section("000", "timers");
+        let v = seed_verdict(&[&ok, &u], &[]);
+        assert_eq!(v.kind, "partial");
+        assert_eq!(v.text, "reproduced: 1 of 1 claims held; also policies failed: boom");
     }
 
     #[test]

@@ -46,6 +46,16 @@ fn walk(v: &Value, path: String, f: &mut dyn FnMut(String, &Value)) {
     }
 }
 
+/// The leaves of a run's document as CSV: `run,experiment,path,value` per leaf.
+pub fn to_csv(run: i64, experiment: &str, v: &Value) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(["run", "experiment", "path", "value"]);
+    for (path, value) in leaves(v) {
+        let _ = w.write_record([run.to_string().as_str(), experiment, &path, &value]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
 /// One row of a comparison: a numeric leaf in either document.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Diff {
@@ -101,6 +111,12 @@ mod tests {
             ]
         );
         assert_eq!(numeric_leaves(&v), vec![("a.b[0]".to_string(), 1.0), ("a.b[1]".into(), 2.5)]);
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_quoting() {
+        let v = json!({"a": "x, \"y\"", "b": [1.5]});
+        assert_eq!(to_csv(7, "t", &v), "run,experiment,path,value\n7,t,a,\"x, \"\"y\"\"\"\n7,t,b[0],1.5\n");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod liveness;
 pub mod results;
 pub mod section;
 pub mod seeds;
+pub mod shard;
 pub mod stats;
 pub mod svg;
 pub mod table;
