@@ -65,7 +65,7 @@ mod tests {
     fn longest_first_balances() {
         let cases = [("a", 10.0), ("b", 60.0), ("c", 30.0), ("d", 30.0)];
         let s = assign(&cases, 2);
-        assert_eq!(s, vec![2, 1, 2, 2]); // b alone (60) vs c + d + a (70)
+        assert_eq!(s, vec![1, 1, 2, 2]); // b + a (70) vs c + d (60)
         assert_eq!(assign(&cases, 1), vec![1; 4]);
     }
 
