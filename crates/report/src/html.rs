@@ -450,7 +450,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:
 .facts{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:.3rem 0;font-size:.9rem}
 .facts div{display:flex;gap:.4rem}
 .facts dt{color:var(--muted)}
-.facts dd{margin:0}
+.facts dd{margin:0;overflow-wrap:anywhere}
 nav .toc{padding-left:1.2rem}
 nav .toc li{margin:.15rem 0}
 .badge{display:inline-block;font-size:.75rem;font-weight:600;border-radius:1em;padding:0 .6em;color:#fff;background:var(--na);white-space:nowrap;vertical-align:middle}
