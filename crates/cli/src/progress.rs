@@ -98,7 +98,7 @@ impl Reporter {
             Some(b) => {
                 let bar = b.multi.add(ProgressBar::new(SCALE));
                 bar.set_style(
-                    ProgressStyle::with_template("{prefix:>14.bold} [{bar:30.green/white}] {percent:>3}% {wide_msg}")
+                    ProgressStyle::with_template("{prefix:>12.bold} [{bar:24.green/white}] {percent:>3}% {wide_msg}")
                         .unwrap()
                         .progress_chars("=> "),
                 );
@@ -129,7 +129,7 @@ impl Reporter {
             (Some(bar), Some(b)) => {
                 bar.finish_and_clear();
                 b.multi.remove(&bar);
-                let _ = b.multi.println(format!("  {:>14} {status} in {}", self.names[i], short(took)));
+                let _ = b.multi.println(format!("{:>12} {status} in {}", self.names[i], short(took)));
             }
             _ => {
                 let more =
@@ -156,7 +156,7 @@ impl Bars {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let overall = multi.add(ProgressBar::new(SCALE));
         overall.set_style(
-            ProgressStyle::with_template("{prefix:>14.bold} [{bar:30.cyan/blue}] {percent:>3}% {wide_msg}")
+            ProgressStyle::with_template("{prefix:>12.bold} [{bar:24.cyan/blue}] {percent:>3}% {wide_msg}")
                 .unwrap()
                 .progress_chars("=> "),
         );
@@ -173,7 +173,7 @@ impl Bars {
                     };
                     overall.set_position((frac * SCALE as f64) as u64);
                     overall.set_message(format!(
-                        "{done}/{n} experiments · {} elapsed · about {} left",
+                        "{done}/{n} done · {} · ~{} left",
                         short(started.elapsed().as_secs_f64()),
                         short(left)
                     ));

@@ -14,14 +14,14 @@ use serde_json::json;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
-Layout (relative to the working directory unless given):
-  results/<experiment>/<UTC timestamp>/   each run's results.json, CSV tables and SVG figures (--out)
-  results/schedlab.db                     every run, kept across invocations (--db)
-  report/index.html                       the report: one section per seed document 000-004 (--report)
+Layout (paths relative to the working directory):
+  results/<experiment>/<timestamp>/  each run's results.json, CSV and SVG (--out)
+  results/schedlab.db                every run, kept across invocations (--db)
+  report/index.html                  the report, one section per seed 000-004 (--report)
 
 Examples:
   schedlab reproduce                      everything at the default scale (about 15 min on 2 cores)
-  schedlab reproduce --quick              a few minutes; what CI runs
+  schedlab reproduce --quick              a few minutes on 2 cores
   schedlab reproduce --only timers,wrr    just these experiments
   schedlab reproduce --list               the experiments, their time estimates and shards
   schedlab reproduce --shard 2/4 --out shard2 --report shard2/index.html
