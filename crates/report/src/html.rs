@@ -89,7 +89,11 @@ pub fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
         (_, None) => SeedVerdict { kind: "reproduced", text: format!("reproduced: {rep} of {judged} claims held") },
         (_, Some(v)) => SeedVerdict {
             kind: if rep == 0 { "differs" } else { "partial" },
-            text: format!("differs: {dif} of {judged} claims did not hold (first: {} — {})", v.claim, v.detail),
+            text: format!(
+                "differs: {dif} of {judged} claims did not hold (first: {} — {})",
+                v.claim,
+                clip(&v.detail, 160)
+            ),
         },
     };
     // Experiments of this seed that did not complete are named on the same line.
@@ -110,6 +114,15 @@ pub fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
         }
     }
     v
+}
+
+/// At most `n` characters, with "…" when cut (the full text is in the verdict list below).
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>().trim_end())
+    }
 }
 
 /// Render the whole report.
@@ -588,6 +601,8 @@ mod tests {
         let mut m = section("001", "policies");
         m.verdicts.clear();
         assert_eq!(seed_verdict(&[&m], &[]).kind, "measured");
+        m.verdicts.push(Verdict::check("c", false, "x".repeat(300)));
+        assert!(seed_verdict(&[&m], &[]).text.ends_with(&format!("{}…)", "x".repeat(159))));
         let ok = section("000", "timers");
         let v = seed_verdict(&[&ok, &u], &[]);
         assert_eq!(v.kind, "partial");
