@@ -112,6 +112,7 @@ fn sigkill_mid_run_leaves_a_database_that_lists_finished_runs_and_marks_the_inte
     assert!(
         html.contains(r#"data-experiment="drill-2""#) && html.contains("pending: reproduce had not reached it yet")
     );
+    assert!(html.contains("if reproduce is no longer running, it was killed"), "drill-3 is shown as running");
     // A later run appends to the same database.
     run_ok(dir.path(), &["reproduce", "--test-drill", "10ms"]);
     assert_eq!(

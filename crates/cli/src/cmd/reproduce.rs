@@ -158,12 +158,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let progress = Reporter::new(&todo.iter().map(|e| (e.name().to_string(), e.estimate_s(scale))).collect::<Vec<_>>());
     let mut sections: Vec<Section> = Vec::new();
     let mut runs = Vec::new();
-    write_report(&sections, &[not_run.clone(), pending(0, "pending: reproduce had not reached it yet")].concat())?;
     for (i, e) in todo.iter().enumerate() {
         if schedlab_os::signals::stop_requested() {
             not_run.extend(pending(i, "interrupted before it started"));
             break;
         }
+        // The report is rewritten before each experiment, so a run killed outright still
+        // leaves a page saying what finished and what was running.
+        let running = not_run_entry(
+            *e,
+            format!(
+                "running since {} when this report was written; if reproduce is no longer running, it was killed \
+                 (see `schedlab results list`)",
+                chrono_now()
+            ),
+        );
+        let rest = pending(i + 1, "pending: reproduce had not reached it yet");
+        write_report(&sections, &[not_run.clone(), vec![running], rest].concat())?;
         let id = db.start(&NewRun {
             experiment: e.name().into(),
             seed: e.seed().into(),
@@ -182,9 +193,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         db.finish(id, &section).with_context(|| format!("recording run {id} in {}", db_path.display()))?;
         runs.push(json!({ "id": id, "experiment": e.name(), "status": status_word(&section.status) }));
         sections.push(section);
-        let rest =
-            if i + 1 < todo.len() { pending(i + 1, "pending: reproduce had not reached it yet") } else { vec![] };
-        write_report(&sections, &[not_run.clone(), rest].concat())?;
     }
     progress.done();
     write_report(&sections, &not_run)?;
