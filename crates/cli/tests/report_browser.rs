@@ -337,6 +337,14 @@ fn check_report(exe: &Path, html: &Path, test: &str, expected_figures: &[String]
     b.screenshot(&dir.join("phone.png"), None);
     b.viewport(1280, 900, false);
     assert!(b.pdf(&dir.join("report.pdf")) > 1000);
+    // The print style sheet applies: no contents list, tables not clipped in scroll boxes.
+    b.call("Emulation.setEmulatedMedia", json!({ "media": "print" }));
+    let print = b.eval(
+        "getComputedStyle(document.querySelector('nav')).display + ' ' + \
+         (document.querySelector('.scroll') ? getComputedStyle(document.querySelector('.scroll')).overflowX : 'visible')",
+    );
+    assert_eq!(print, "none visible", "print CSS");
+    b.screenshot(&dir.join("print.png"), None);
 
     let problems = b.problems();
     assert!(problems.is_empty(), "console errors in the report: {problems:#?}");
