@@ -267,7 +267,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 
 /// What the page holds, measured in the browser.
 const INSPECT: &str = r#"JSON.stringify({
-  seeds: [...document.querySelectorAll('section.seed[data-seed]')].map(s => s.dataset.seed),
+  seeds: [...document.querySelectorAll('section.seed[data-seed]:not([data-seed=other])')].map(s => s.dataset.seed),
   verdicts: [...document.querySelectorAll('section.seed > p.verdict')].map(p => p.textContent),
   experiments: [...document.querySelectorAll('article.experiment')].map(a => a.dataset.experiment),
   figures: [...document.querySelectorAll('figure.figure')].map(f => {
@@ -354,12 +354,13 @@ fn check_report(exe: &Path, html: &Path, test: &str, expected_figures: &[String]
 
 fn figures_of(sections: &Value) -> Vec<String> {
     let mut v = Vec::new();
-    // The report orders sections by seed, then run order.
-    for seed in ["000", "001", "002", "003", "004"] {
-        for s in sections.as_array().unwrap().iter().filter(|s| s["seed"] == seed) {
-            for _ in s["figures"].as_array().unwrap() {
-                v.push(s["experiment"].as_str().unwrap().to_string());
-            }
+    // The report orders sections by seed, then run order; other seeds come last.
+    const SEEDS: [&str; 5] = ["000", "001", "002", "003", "004"];
+    let all = sections.as_array().unwrap();
+    let other = all.iter().filter(|s| !SEEDS.contains(&s["seed"].as_str().unwrap_or("")));
+    for s in SEEDS.iter().flat_map(|seed| all.iter().filter(move |s| s["seed"] == *seed)).chain(other) {
+        for _ in s["figures"].as_array().unwrap() {
+            v.push(s["experiment"].as_str().unwrap().to_string());
         }
     }
     v

@@ -291,17 +291,6 @@ impl Db {
         Ok(())
     }
 
-    /// Mark one run interrupted (SIGINT/SIGTERM arrived while it ran).
-    pub fn mark_interrupted(&mut self, id: i64, reason: &str) -> Result<()> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "UPDATE runs SET status = 'interrupted', reason = ?2, finished_utc = ?3 WHERE id = ?1 AND status = 'running'",
-            params![id, reason, now_utc()],
-        )?;
-        tx.commit()?;
-        Ok(())
-    }
-
     /// Mark `running` rows whose process is gone as `interrupted`; returns how many.
     pub fn reap_stale(&mut self) -> Result<usize> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
