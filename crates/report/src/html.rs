@@ -368,9 +368,13 @@ fn experiment(out: &mut String, s: &Section, fig_no: &mut usize) {
     out.push_str("</article>\n");
 }
 
-/// Tables that put the simulator's prediction beside a live measurement, by their wording.
+/// Tables that put the simulator's prediction beside a live measurement, by their wording
+/// ("predicted", "simulated" in the title or a column).
 fn is_predicted_vs_measured(t: &Table) -> bool {
-    let has = |s: &str| s.to_lowercase().contains("predict");
+    let has = |s: &str| {
+        let s = s.to_lowercase();
+        s.contains("predict") || s.contains("simulated")
+    };
     has(&t.title) || t.columns.iter().any(|c| has(c))
 }
 
@@ -613,6 +617,9 @@ mod tests {
     fn unknown_seeds_go_to_other_and_numbers_align_right() {
         let html = report(&[section("xyz", "drill")], &[]);
         assert!(html.contains(r#"id="other""#));
+        let mut sim = Table::new("Test 1", &["weight", "live fold", "simulated fold"]);
+        sim.row(vec!["1".into(), "1".into(), "1".into()]);
+        assert!(is_predicted_vs_measured(&sim) && !is_predicted_vs_measured(&Table::new("Ours", &["ops"])));
         assert!(looks_numeric("1,234.5") && looks_numeric("-3%") && looks_numeric("4.09×") && looks_numeric("12 ± 3"));
         assert!(!looks_numeric("delta") && !looks_numeric("SCHED_RR") && !looks_numeric("") && !looks_numeric("es"));
     }
