@@ -215,7 +215,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         println!("{}", schedlab_report::table::render(&summary(&sections, &not_run)));
         println!("report:   {}", args.report.display());
-        println!("database: {} (see `schedlab results list`)", db_path.display());
+        let db_flag = if db_path == std::path::Path::new(schedlab_report::db::DEFAULT_PATH) {
+            String::new()
+        } else {
+            format!(" --db {}", db_path.display())
+        };
+        println!("database: {} (see `schedlab results list{db_flag}`)", db_path.display());
     }
     if schedlab_os::signals::stop_requested() {
         eprintln!("schedlab: stopped by a signal; finished runs and the report were kept");
