@@ -224,7 +224,7 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
     run(workload, queues, config, name)
 }
 
-fn run<'p>(w: &Workload, queues: Vec<&'p mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
+fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
     let mut lock_ids: HashMap<&str, usize> = HashMap::new();
     let mut locks = Vec::new();

@@ -56,6 +56,11 @@ impl Affinity {
         }
     }
 
+    /// The remembered CPU list of `t` (None = any).
+    pub fn mask(&self, t: TaskId) -> Option<Vec<CpuId>> {
+        self.masks.get(t).cloned().flatten()
+    }
+
     /// May `t` run on `cpu`?
     #[inline]
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
@@ -150,6 +155,17 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         Some(k)
     }
 
+    /// Move a queued task to `key`, behind its equals (its affinity is kept); false if absent.
+    pub fn rekey(&mut self, t: TaskId, key: K) -> bool {
+        if self.remove(t).is_none() {
+            return false;
+        }
+        self.back += 1;
+        self.set.insert((key, self.back, t));
+        self.entry.set(t, Some((key, self.back)));
+        true
+    }
+
     /// Remove and return the first (smallest key) task allowed on `cpu`.
     pub fn pop(&mut self, cpu: CpuId) -> Option<(TaskId, K)> {
         let &(k, s, t) = self.set.iter().find(|&&(_, _, t)| self.affinity.allowed(t, cpu))?;
@@ -179,6 +195,45 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
 
     pub fn is_empty(&self) -> bool {
         self.set.is_empty()
+    }
+}
+
+/// Tasks in the order they were queued, to find one that has waited too long (anti-starvation
+/// in `solaris_ts` and `windows`) in amortised O(1).
+#[derive(Debug, Clone, Default)]
+pub struct WaitWatch {
+    q: VecDeque<(crate::policy::Time, TaskId, u64)>,
+    token: PerTask<u64>,
+}
+
+impl WaitWatch {
+    /// `t` started waiting at `now`.
+    pub fn note(&mut self, t: TaskId, now: crate::policy::Time) {
+        let tok = self.token.get(t) + 1;
+        self.token.set(t, tok);
+        self.q.push_back((now, t, tok));
+    }
+
+    /// `t` stopped waiting (picked or removed).
+    pub fn forget(&mut self, t: TaskId) {
+        *self.token.get_mut(t) += 1;
+    }
+
+    /// The longest-waiting task if it has waited at least `limit`.
+    pub fn starved(&mut self, now: crate::policy::Time, limit: crate::policy::Dur) -> Option<TaskId> {
+        while let Some(&(at, t, tok)) = self.q.front() {
+            if tok != self.token.get(t) {
+                self.q.pop_front();
+                continue;
+            }
+            if now.saturating_sub(at) >= limit {
+                self.q.pop_front();
+                *self.token.get_mut(t) += 1;
+                return Some(t);
+            }
+            break;
+        }
+        None
     }
 }
 
