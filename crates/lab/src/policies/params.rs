@@ -303,7 +303,7 @@ mod tests {
     fn deadline_bandwidth_fits_admission() {
         for n in [1, 20, 100, 1000, 10_000] {
             let r = deadline_runtime_ns(n);
-            assert!(r >= 1024 && r <= DEADLINE_PERIOD_NS);
+            assert!((1024..=DEADLINE_PERIOD_NS).contains(&r));
             let total = r as f64 * n as f64 / DEADLINE_PERIOD_NS as f64;
             assert!(total <= DEADLINE_TOTAL_BANDWIDTH + 0.02, "{n}: {total}");
         }
