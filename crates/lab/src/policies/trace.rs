@@ -33,6 +33,9 @@ pub struct TraceSummary {
     pub events: usize,
     /// Switches away from a child while it was still runnable (compare: rusage involuntary).
     pub child_preemptions: usize,
+    /// Who took the CPU when a child was pre-empted: "comm (prio)" → count, the 8 most frequent
+    /// (another child counts as "child"; prio as the kernel prints it: 0–99 RT, 100–139 normal).
+    pub preempted_by: Vec<(String, usize)>,
     /// Switches away from a child that blocked or exited.
     pub child_blocking_switches: usize,
     /// Seconds each CPU spent running the case's children.
@@ -52,6 +55,7 @@ pub fn timeline(events: &[SwitchEvent], pids: &[i32], release_ns: u64, title: &s
     let mut summary = TraceSummary {
         events: events.len(),
         child_preemptions: 0,
+        preempted_by: Vec::new(),
         child_blocking_switches: 0,
         child_run_s_per_cpu: BTreeMap::new(),
         other_run_s_per_cpu: BTreeMap::new(),
@@ -73,10 +77,17 @@ pub fn timeline(events: &[SwitchEvent], pids: &[i32], release_ns: u64, title: &s
     // The task each CPU switched to last, and when.
     let mut running: HashMap<usize, (u64, i32, String)> = HashMap::new();
     let mut cut: Option<u64> = None;
+    let mut by: HashMap<String, usize> = HashMap::new();
     for e in sorted {
         if index.contains_key(&e.prev_pid) {
             if e.preempted() {
                 summary.child_preemptions += 1;
+                let who = if index.contains_key(&e.next_pid) {
+                    "child".to_string()
+                } else {
+                    format!("{} ({})", e.next_comm.trim_end_matches(|c: char| c.is_ascii_digit()), e.next_prio)
+                };
+                *by.entry(who).or_default() += 1;
             } else {
                 summary.child_blocking_switches += 1;
             }
@@ -112,6 +123,10 @@ pub fn timeline(events: &[SwitchEvent], pids: &[i32], release_ns: u64, title: &s
             }
         }
     }
+    let mut by: Vec<(String, usize)> = by.into_iter().collect();
+    by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    by.truncate(8);
+    summary.preempted_by = by;
     let last = cut.or_else(|| events.iter().map(|e| e.ts_ns).max()).unwrap_or(release_ns);
     summary.window_s = last.saturating_sub(release_ns) as f64 / 1e9;
     if cut.is_some() {
@@ -151,6 +166,7 @@ mod tests {
         ];
         let (g, s) = timeline(&events, &[10, 11], 0, "t");
         assert_eq!(s.child_preemptions, 1);
+        assert_eq!(s.preempted_by, vec![("child".to_string(), 1)]);
         assert_eq!(s.child_blocking_switches, 2);
         assert!((s.child_run_s_per_cpu[&1] - 0.010).abs() < 1e-9);
         assert!((s.other_run_s_per_cpu[&0] - 0.002).abs() < 1e-9);
