@@ -97,7 +97,9 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
 #[test]
 fn bad_input_is_rejected_before_anything_is_spawned() {
     let out_dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
+        (&["--cpus", "3-1"], "3-1"),
+        (&["--cpus", "4000"], "4000"),
         (&["--policy", "other,fast"], "fast"),
         (&["--procs", "100,0"], "0"),
         (&["--policy", "fifo", "--priority", "0"], "0"),

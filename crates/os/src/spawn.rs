@@ -417,8 +417,10 @@ impl HeldBatch {
 
     /// Open the gate: every waiting child execs now. Returns the CLOCK_MONOTONIC time (ns).
     pub fn release(&mut self) -> u64 {
-        self.gate_w = None;
+        // Read the clock first: closing the gate wakes every child, and children that outrank
+        // the caller (SCHED_DEADLINE beats any RT priority) may run before it gets the CPU back.
         let t = crate::clock::monotonic_ns();
+        self.gate_w = None;
         self.released_ns = Some(t);
         t
     }
@@ -748,5 +750,43 @@ mod tests {
         assert!(h.pid_max > 0);
         let err = h.check(h.pid_max + 1).unwrap_err().to_string();
         assert!(err.contains(&(h.pid_max + 1).to_string()), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn deadline_children_wait_at_the_gate() {
+        if !crate::is_root() {
+            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root");
+            return;
+        }
+        let sched = crate::sched::SchedParams::deadline(2_000_000, 100_000_000, 100_000_000).unwrap();
+        let spec = ChildSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "exit 0".into()],
+            sched: Some(sched),
+            cpus: Some((0..crate::affinity::online_cpus()).collect()),
+            stdout_to_null: true,
+        };
+        let mut b = HeldBatch::new(spec).unwrap();
+        for _ in 0..3 {
+            b.spawn_one().unwrap();
+        }
+        b.wait_ready(Duration::from_secs(10)).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let early = b.reap_ready().unwrap();
+        assert!(
+            early.is_empty(),
+            "deadline children passed the closed gate: {:?}",
+            early.iter().map(|e| e.reaped.status).collect::<Vec<_>>()
+        );
+        b.release();
+        while b.live() > 0 {
+            b.wait_exit(Duration::from_millis(20));
+            b.reap_ready().unwrap();
+        }
     }
 }

@@ -61,7 +61,7 @@ struct RunArgs {
     priority: i32,
     /// CPUs the children may use, e.g. 1 or 1-3 (default: every CPU but 0 when there are two or more).
     #[arg(long, value_parser = parse_cpus)]
-    cpus: Option<Vec<usize>>,
+    cpus: Option<CpuList>,
     /// Bound on each case, spawning included, e.g. 90s or 10m (default 10m; 60s with --quick).
     #[arg(long, value_parser = units::positive_duration)]
     timeout: Option<Duration>,
@@ -96,8 +96,12 @@ fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
     s.parse()
 }
 
-fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
-    schedlab_os::affinity::parse_cpu_list(s).map_err(|e| e.to_string())
+/// A parsed `--cpus` list (a newtype: clap would read a bare Vec as repeated values).
+#[derive(Clone)]
+struct CpuList(Vec<usize>);
+
+fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    schedlab_os::affinity::parse_cpu_list(s).map(CpuList).map_err(|e| e.to_string())
 }
 
 /// Progress lines on stderr.
@@ -130,7 +134,7 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("--priority {} applies to fifo and rr only, and neither is in --policy", a.priority);
     }
     p.priority = a.priority;
-    if let Some(c) = a.cpus {
+    if let Some(CpuList(c)) = a.cpus {
         p.cpus = c;
     }
     if let Some(t) = a.timeout {

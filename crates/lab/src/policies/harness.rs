@@ -72,6 +72,11 @@ impl Harness {
             notes.push(format!("RT throttling on: {} us of every {} us", t.runtime_us, t.period_us));
             probe_realtime(&params.policies)?;
         }
+        if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1") {
+            notes.push(
+                "autogroup is on: SCHED_OTHER/BATCH children share one group's CPU share with other sessions".into(),
+            );
+        }
         let largest = params.procs.iter().copied().max().unwrap_or(0) as u64;
         ProcessHeadroom::read().check(largest)?;
         let allowed = affinity::allowed_cpus()?;
