@@ -229,7 +229,10 @@ fn trace_draws_per_cpu_timelines_and_cleans_up() {
         .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     assert!(
-        !pid_instances.iter().any(|n: &String| n.starts_with("schedlab-policies-")),
+        // An instance whose process is gone is a leak; a live process's (another run) is in use.
+        !pid_instances.iter().any(|n: &String| n
+            .strip_prefix("schedlab-policies-")
+            .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())),
         "instance left: {pid_instances:?}"
     );
 }

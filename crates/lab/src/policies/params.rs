@@ -213,7 +213,9 @@ impl Params {
                 SchedParams::deadline(runtime, DEADLINE_PERIOD_NS, DEADLINE_PERIOD_NS)
                     .expect("runtime is positive and below the period")
             }
-            _ => SchedParams::new(policy, 0),
+            // Keep the nice value the harness was started with: children inherit it anyway,
+            // and lowering it (e.g. under `nice cargo test`) would need privileges.
+            _ => SchedParams { nice: inherited_nice(), ..SchedParams::new(policy, 0) },
         }
     }
 
@@ -308,4 +310,9 @@ mod tests {
             assert!(total <= DEADLINE_TOTAL_BANDWIDTH + 0.02, "{n}: {total}");
         }
     }
+}
+
+/// The calling thread's nice value (0 if it cannot be read).
+fn inherited_nice() -> i32 {
+    schedlab_os::sched::get_sched(0).map(|p| p.nice).unwrap_or(0)
 }
