@@ -253,7 +253,10 @@ fn quota_name(q: usize) -> String {
 
 /// Run the `mogul96` model across the paper's input range.
 pub fn paper_curves(seconds: f64) -> Result<PaperCurves> {
-    let inputs: Vec<f64> = (1..=24).map(|k| k as f64 * 500.0).collect();
+    // Every 500 pkt/s, plus the paper's two landmarks (the peak and 10,700 input).
+    let mut inputs: Vec<f64> = (1..=24).map(|k| k as f64 * 500.0).collect();
+    inputs.extend([4700.0, 10_700.0]);
+    inputs.sort_by(f64::total_cmp);
     let curve = |name: String, f: &dyn Fn(f64) -> ModelConfig| -> Result<Curve> {
         let mut pts = Vec::new();
         for &i in &inputs {

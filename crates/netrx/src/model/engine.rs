@@ -278,7 +278,8 @@ impl<'a> Engine<'a> {
         match r.job {
             Job::Deliver => {
                 if first {
-                    self.buffer.pop_front().map(|p| (Item::Deliver(p), c.proto_ns + c.deliver_ns))
+                    let cost = c.proto_ns + if self.cfg.screen.is_some() { 0 } else { c.deliver_ns };
+                    self.buffer.pop_front().map(|p| (Item::Deliver(p), cost))
                 } else {
                     None
                 }
@@ -292,7 +293,8 @@ impl<'a> Engine<'a> {
                 }
                 let p = self.rings[dev].pop_front()?;
                 r.left -= 1;
-                let cost = c.rx_ns + c.proto_ns + if self.cfg.tx.is_some() { 0 } else { c.deliver_ns };
+                let later = self.cfg.tx.is_some() || self.cfg.screen.is_some();
+                let cost = c.rx_ns + c.proto_ns + if later { 0 } else { c.deliver_ns };
                 Some((Item::PollPkt(p), cost))
             }
             Job::Transmit { .. } => {
@@ -363,9 +365,10 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// A packet finished protocol processing: to the screening process, the output queue
-    /// (polling path with an output stage) or straight out. The interrupt path's output is
-    /// driven by transmit-complete interrupts, folded into its `deliver` cost.
+    /// A packet finished protocol processing: to the screening process (which then pays the
+    /// deliver cost), the output queue (polling path with an output stage) or straight out. The
+    /// interrupt path's output is driven by transmit-complete interrupts, folded into its
+    /// `deliver` cost.
     fn after_protocol(&mut self, p: Pkt, polled: bool) {
         if let Some(s) = self.cfg.screen {
             if self.screenq.len() < s.queue {
@@ -404,7 +407,10 @@ impl<'a> Engine<'a> {
         let s = self.cfg.screen.expect("screen process configured");
         let (p, remaining) = match self.screen_act.take() {
             Some(x) => x,
-            None => (self.screenq.pop_front().expect("screen queue has a packet"), s.cost_ns),
+            // Screening, then handing the packet back for output (the deliver cost).
+            None => {
+                (self.screenq.pop_front().expect("screen queue has a packet"), s.cost_ns + self.cfg.costs.deliver_ns)
+            }
         };
         let mut horizon = self.preempt_horizon();
         if let KThread::Asleep { until: Some(u) } = self.kt {
