@@ -93,6 +93,7 @@ pub fn run(
             .map(|(i, sock)| {
                 s.spawn(move || -> Result<_> {
                     schedlab_os::affinity::set_affinity(0, cpus)?;
+                    let _nice = net::favour_thread();
                     let c0 = thread_cpu_ns();
                     let mut buf = vec![0u8; 2048];
                     let mut per_ms = vec![0u64; slots];

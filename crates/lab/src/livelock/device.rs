@@ -72,6 +72,7 @@ fn send_loop(
     stop: &AtomicBool,
 ) -> Result<(u64, u64, u64)> {
     schedlab_os::affinity::set_affinity(0, cpus)?;
+    let _nice = net::favour_thread();
     let cpu0 = thread_cpu_ns();
     let mut arrival = p.arrival.build(p.seed, i)?;
     let to = SocketAddrV4::new(net::LOOPBACK, p.ports.kernel(i));

@@ -30,6 +30,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+/// SO_RCVBUF of each device socket of the kernel role (≈2,500 small packets).
+pub const KERNEL_RCVBUF: usize = 2 << 20;
+
 /// The kernel role's sockets, bound before anything starts.
 pub struct KernelSockets {
     /// One per device, on `kernel_port + i`.
@@ -46,6 +49,9 @@ impl KernelSockets {
             let s = net::bind(p.ports.kernel(i), "kernel")?;
             s.set_nonblocking(true)?;
             net::enable_rxq_ovfl(&s)?;
+            // A deep "receive ring": a sender paused by an unrelated task must not let the
+            // interrupt thread run dry, or delivery gets CPU it would not get under real load.
+            net::set_rcvbuf(&s, KERNEL_RCVBUF)?;
             devs.push(s);
         }
         // Deliveries never block: a full app socket (or send buffer) drops, as in a kernel.

@@ -28,9 +28,21 @@ pub fn enable_rxq_ovfl(s: &UdpSocket) -> Result<()> {
     setsockopt(s, sockopt::RxqOvfl, &1).context("enabling SO_RXQ_OVFL")
 }
 
-/// Set SO_RCVBUF (the kernel doubles it and may cap it at rmem_max).
+/// Set SO_RCVBUF (the kernel doubles it); as root SO_RCVBUFFORCE passes rmem_max.
 pub fn set_rcvbuf(s: &UdpSocket, bytes: usize) -> Result<()> {
+    if schedlab_os::is_root() && setsockopt(s, sockopt::RcvBufForce, &bytes).is_ok() {
+        return Ok(());
+    }
     setsockopt(s, sockopt::RcvBuf, &bytes).context("setting SO_RCVBUF")
+}
+
+/// Raise the calling thread to nice -10 when root, so devices and apps keep their pace on a
+/// CPU shared with unrelated work; the guard restores the old value. `None` when not root.
+pub fn favour_thread() -> Option<schedlab_os::sched::SchedGuard> {
+    if !schedlab_os::is_root() {
+        return None;
+    }
+    schedlab_os::sched::SchedGuard::apply(0, &schedlab_os::sched::SchedParams::other_nice(-10)).ok()
 }
 
 /// Set SO_SNDBUF (the kernel doubles it and may cap it at wmem_max).
