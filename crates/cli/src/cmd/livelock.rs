@@ -221,6 +221,11 @@ struct ModelArgs {
     /// Add a compute-bound user process and report its CPU share.
     #[arg(long)]
     hog: bool,
+    /// this-machine: take the costs a live sweep measured, from its results.json
+    /// (`this_machine_costs`); without it the live busy-work settings plus typical syscall
+    /// costs are used.
+    #[arg(long)]
+    costs_from: Option<PathBuf>,
     /// Buffer size (this-machine; mogul96 uses ipintrq = 50).
     #[arg(long, default_value_t = 100)]
     sz: usize,
@@ -420,12 +425,11 @@ fn run_model(a: &ModelArgs) -> Result<()> {
         Preset::ThisMachine => {
             let b = BusyCosts::default();
             let params = StrategyParams { sz: a.sz, perc_occup: a.perc_occup, quota, ..Default::default() };
-            let mut c = ModelConfig::this_machine(
-                a.strategy,
-                params,
-                Costs::from_busy_work(b.irq_ns, b.proto_ns, b.deliver_ns),
-                256,
-            );
+            let costs = match &a.costs_from {
+                Some(path) => measured_costs(path)?,
+                None => Costs::from_busy_work(b.irq_ns, b.proto_ns, b.deliver_ns),
+            };
+            let mut c = ModelConfig::this_machine(a.strategy, params, costs, kernel::KERNEL_RING_PKTS);
             c.arrival.wait = c.devices as f64 / a.input_pps;
             c.duration_s = secs;
             c
@@ -473,6 +477,19 @@ fn run_model(a: &ModelArgs) -> Result<()> {
         100.0 * r.cpu.idle_s / secs
     );
     Ok(())
+}
+
+/// The `this-machine` costs recorded in a sweep's results.json.
+fn measured_costs(path: &std::path::Path) -> Result<Costs> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not a results.json ({e})", path.display()))?;
+    serde_json::from_value(doc["this_machine_costs"]["costs"].clone()).map_err(|_| {
+        anyhow::anyhow!(
+            "{} has no this_machine_costs: give the results.json of `schedlab livelock sweep`",
+            path.display()
+        )
+    })
 }
 
 fn run_sweep(a: &SweepArgs) -> Result<()> {

@@ -147,7 +147,18 @@ mod tests {
         let mut buf = [0u8; 64];
         let got = recv(&r, &mut buf).unwrap().unwrap();
         assert_eq!(got.len, 20);
-        assert_eq!(got.drops, Some(0));
+        // The kernel attaches the counter only once the socket has dropped something.
+        assert_eq!(got.drops, None);
+        setsockopt(&r, sockopt::RcvBuf, &1024).unwrap();
+        r.set_nonblocking(true).unwrap();
+        for _ in 0..500 {
+            s.send_to(b"01234567890123456789", (LOOPBACK, port)).unwrap();
+        }
+        while recv(&r, &mut buf).unwrap().is_some() {}
+        s.send_to(b"01234567890123456789", (LOOPBACK, port)).unwrap();
+        let got = recv(&r, &mut buf).unwrap().unwrap();
+        let dropped = udp_sock_stats(&[port])[0].drops;
+        assert!(dropped > 0 && got.drops == Some(dropped as u32), "{:?} vs {dropped}", got.drops);
         assert!(snmp_rcvbuf_errors().is_some());
     }
 

@@ -354,7 +354,8 @@ pub fn run(cfg: &SweepConfig, note: &dyn Fn(f64, &str)) -> Result<SweepOutcome> 
                     .find(|r| r.strategy == k.to_string() && r.wait_s == w)
                     .map(|r| cfg.base.dev as f64 / r.offered_pps.max(1.0));
                 let wait = w.max(achieved.unwrap_or(5e-6));
-                let mut c = ModelConfig::this_machine(k, cfg.base.kernel, this_machine.costs, 256);
+                let mut c =
+                    ModelConfig::this_machine(k, cfg.base.kernel, this_machine.costs, super::kernel::KERNEL_RING_PKTS);
                 c.devices = cfg.base.dev;
                 c.arrival = ArrivalParams { wait, ..cfg.base.arrival };
                 c.duration_s = cfg.seconds_per_point;
