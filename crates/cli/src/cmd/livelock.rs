@@ -18,24 +18,32 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// Receive livelock (seed 002): interrupt, polling, hybrid and NAPI receive paths.
-///
-/// Devices send UDP packets to a "kernel" that hands them to "apps", all on 127.0.0.1. The
-/// kernel role runs two SCHED_FIFO threads on one CPU: an interrupt thread (higher priority)
-/// and a kernel thread that delivers (lower priority), so a flood of interrupts really starves
-/// delivery — receive livelock — unless the strategy polls (napi). Live commands need root and
-/// RT throttling on (they refuse otherwise); each is bounded by --maxtime plus --lag.
-///
-/// Examples:
-///   schedlab livelock live --strategy interrupt --wait 1e-5 --maxtime 3s
-///   schedlab livelock sweep --quick
-///   schedlab livelock model --preset mogul96 --strategy napi --quota 5 --input-pps 10000
-///   (three terminals) schedlab livelock apps; schedlab livelock kernel; schedlab livelock device
+/// Arguments of `schedlab livelock` (the long help is [`HELP`]).
 #[derive(ClapArgs)]
+#[command(after_help = HELP)]
 pub struct Args {
     #[command(subcommand)]
     command: Cmd,
 }
+
+const HELP: &str = "\
+Devices send UDP packets to a \"kernel\" that hands them to \"apps\", all on 127.0.0.1. The kernel
+role runs two SCHED_FIFO threads on one CPU (never CPU 0 when another exists): an interrupt
+thread (priority 60) above a delivery/poll thread (priority 50; a higher number is more urgent),
+so a flood of interrupts really starves delivery - receive livelock - unless the strategy polls
+(napi). Live commands need root and RT throttling on; every run ends after --maxtime + --lag.
+
+Strategies: interrupt (the unmodified kernel), polling (the seed's round robin), hybrid (the
+seed's: interrupts until the buffer is full, then polling down to --perc-occup %), napi (the
+paper's fix: interrupt only schedules polling, quota per poll, queue feedback).
+
+Examples:
+  sudo schedlab livelock live --strategy interrupt --wait 1e-5 --maxtime 3s
+  sudo schedlab livelock sweep --quick
+  schedlab livelock sweep --quick --mode model --json
+  schedlab livelock model --preset mogul96 --strategy napi --quota 5 --input-pps 10000
+  (three terminals, in this order) schedlab livelock apps; sudo schedlab livelock kernel;
+  schedlab livelock device --wait 0.0005";
 
 #[derive(Subcommand)]
 enum Cmd {
@@ -263,6 +271,7 @@ struct SweepArgs {
     /// Base ports (device i → kernel-port + i, kernel → app-port + i).
     #[arg(long, default_value_t = 47000)]
     kernel_port: u16,
+    /// See --kernel-port.
     #[arg(long, default_value_t = 47100)]
     app_port: u16,
     /// Print one JSON document (with a `points` array) instead of tables.
