@@ -86,7 +86,7 @@ pub trait RxStrategy: Send {
     fn after_enqueue(&mut self, _v: &RxView) {}
     /// The kernel thread's next job.
     fn next_job(&mut self, v: &RxView) -> Job;
-    /// The job handed out last finished.
+    /// The job handed out last finished (hosts do not report [`Job::Idle`]).
     fn job_done(&mut self, job: Job, out: JobOutcome, v: &RxView);
     /// How many times the strategy switched between interrupt and polling mode.
     fn switches(&self) -> u64;
