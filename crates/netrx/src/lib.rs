@@ -1,1 +1,20 @@
-//! schedlab-netrx: receive livelock strategies and model (seed 002). (Filled in by the livelock work.)
+//! schedlab-netrx: receive livelock (seed 002), pure.
+//!
+//! - [`arrival`]: seeded arrival processes (constant, Poisson, normal, peaks, ramp) with the
+//!   seed's parameters `wait`, `lambda`, `mu`, `var`, `inc`.
+//! - [`strategy`]: the [`strategy::RxStrategy`] trait and its four variants (interrupt, polling,
+//!   hybrid, napi). The same strategy objects drive the model here and the live kernel role in
+//!   `schedlab-lab`.
+//! - [`model`]: a discrete-event single-CPU model with per-packet costs, presets `mogul96` and
+//!   `this-machine`.
+//! - [`grid`]: the seed's sweep of inter-send waits.
+//!
+//! Nothing here calls the operating system.
+
+pub mod arrival;
+pub mod error;
+pub mod grid;
+pub mod model;
+pub mod strategy;
+
+pub use error::ParamError;
