@@ -188,7 +188,7 @@ pub fn wrr_section(o: &wrr_study::Outcome) -> Section {
         o.top_weight_not_first > 0.0 && spread > 0.1,
         format!(
             "in simulation weight 20 finishes between {:.2} s and {:.2} s whatever the order ({:.1}% spread) and is \
-             not first in {:.0}% of orders; the seed's 14–43 s spread must come from outside pure WRR (other load, \
+             not first in {:.0}% of orders; the seed's 18–43 s spread must come from outside pure WRR (other load, \
              per-run speed), not from the start order",
             o.finish_s.min[top],
             o.finish_s.max[top],
