@@ -234,9 +234,42 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
+    // One pass over the (large) task specs: state, "any locks?", "already sorted by arrival?".
+    let mut any_locks = false;
+    let mut sorted = true;
+    let mut prev_arrival = 0;
+    let tasks: Vec<TaskState> = w
+        .tasks
+        .iter()
+        .map(|t| {
+            any_locks |= !t.locks.is_empty();
+            sorted &= t.arrival >= prev_arrival;
+            prev_arrival = t.arrival;
+            TaskState {
+                priority: t.priority,
+                phase: Phase::NotArrived,
+                burst_idx: 0,
+                job: 0,
+                jobs_done: 0,
+                queue: 0,
+                last_cpu: NO_CPU,
+                cs: 0,
+                preemptions: 0,
+                migrations: 0,
+                misses: 0,
+                remaining: 0,
+                deadline: NONE,
+                ready_since: 0,
+                blocked_since: 0,
+                first_run: NONE,
+                finish: NONE,
+                waiting: 0,
+                cpu: 0,
+            }
+        })
+        .collect();
     let mut lock_ids: HashMap<&str, usize> = HashMap::new();
     let mut locks = Vec::new();
-    let any_locks = w.tasks.iter().any(|t| !t.locks.is_empty());
     let task_locks: Vec<Vec<(usize, usize)>> = if any_locks {
         w.tasks
             .iter()
@@ -257,33 +290,8 @@ fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String
         Vec::new()
     };
     let held = if any_locks { vec![Vec::new(); w.tasks.len()] } else { Vec::new() };
-    let tasks: Vec<TaskState> = w
-        .tasks
-        .iter()
-        .map(|t| TaskState {
-            priority: t.priority,
-            phase: Phase::NotArrived,
-            burst_idx: 0,
-            job: 0,
-            jobs_done: 0,
-            queue: 0,
-            last_cpu: NO_CPU,
-            cs: 0,
-            preemptions: 0,
-            migrations: 0,
-            misses: 0,
-            remaining: 0,
-            deadline: NONE,
-            ready_since: 0,
-            blocked_since: 0,
-            first_run: NONE,
-            finish: NONE,
-            waiting: 0,
-            cpu: 0,
-        })
-        .collect();
     let mut arrivals: Vec<TaskId> = (0..tasks.len()).collect();
-    if !w.tasks.windows(2).all(|p| p[0].arrival <= p[1].arrival) {
+    if !sorted {
         arrivals.sort_by_key(|&i| (w.tasks[i].arrival, i));
     }
     let nq = queues.len();
