@@ -207,3 +207,21 @@ fn solaris_check() -> (Verdict, Table) {
     );
     (v, t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_report::section::Outcome;
+
+    #[test]
+    fn quick_catalogue_section_holds_its_claims() {
+        let s = section(Scale::Quick);
+        assert!(s.tables[0].rows.iter().all(|r| r[4] == "yes"), "{:?}", s.tables[0].rows);
+        // Every policy of the catalogue ran on the mixed workload (+ two per-CPU variants).
+        assert_eq!(s.tables[1].rows.len(), CATALOGUE.len() + 2);
+        for v in &s.verdicts {
+            assert_eq!(v.outcome, Outcome::Reproduced, "{}: {}", v.claim, v.detail);
+        }
+        assert!(s.figures[0].svg.starts_with("<svg"));
+    }
+}

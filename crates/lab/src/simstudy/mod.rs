@@ -263,3 +263,28 @@ impl Experiment for CatalogueExperiment {
         Ok(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrr_section_puts_seed_numbers_beside_ours() {
+        let o = wrr_study::run(&wrr_study::Params::from_seed(Some(24), 3));
+        let s = wrr_section(&o);
+        assert_eq!(s.tables.len(), 2);
+        assert_eq!(s.tables[0].rows[5][2], "19.885", "seed fold for weight 20");
+        assert_eq!(s.tables[1].rows[0][2], "1.815", "seed finish fold for weight 1");
+        assert_eq!(s.verdicts.len(), 4);
+        assert!(s.figures.iter().all(|f| f.svg.starts_with("<svg")));
+        let root = tempfile::tempdir().unwrap();
+        let mut s = s;
+        write_run(&mut s, root.path(), &o.params).unwrap();
+        let dir = std::path::PathBuf::from(s.run_dir.unwrap());
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+        assert_eq!(doc["experiment"], "sim");
+        assert!(doc["results"]["work_fold"].is_array());
+        assert!(dir.join("work_fold.svg").exists() && dir.join("table1.csv").exists());
+    }
+}
