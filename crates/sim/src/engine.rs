@@ -145,31 +145,34 @@ impl PartialOrd for Event {
     }
 }
 
+const NONE: u64 = u64::MAX;
+const NO_CPU: u32 = u32::MAX;
+
+/// Per-task state the event loop touches, kept small (≈ 100 bytes) so 100,000 tasks stay cheap;
+/// the policy's [`TaskView`] is built on the stack when the task is enqueued.
+#[derive(Clone)]
 struct TaskState {
-    view: TaskView,
-    base_priority: i32,
+    /// Effective priority (raised by priority inheritance).
+    priority: i32,
     phase: Phase,
-    burst_idx: usize,
-    remaining: Dur,
+    burst_idx: u32,
     job: u32,
-    release: Time,
-    backlog: VecDeque<Time>,
+    jobs_done: u32,
+    queue: u32,
+    last_cpu: u32,
+    cs: u32,
+    preemptions: u32,
+    migrations: u32,
+    misses: u32,
+    remaining: Dur,
+    /// Absolute deadline of the current job (NONE = none).
+    deadline: Time,
     ready_since: Time,
     blocked_since: Time,
-    queue: usize,
-    last_cpu: Option<CpuId>,
-    /// (cpu burst index, lock index) pairs from the workload.
-    locks: Vec<(usize, usize)>,
-    held: Vec<usize>,
-    first_run: Option<Time>,
-    finish: Option<Time>,
+    first_run: Time,
+    finish: Time,
     waiting: Dur,
     cpu: Dur,
-    cs: u64,
-    preemptions: u64,
-    migrations: u64,
-    misses: u64,
-    jobs_done: u32,
 }
 
 #[derive(Default, Clone)]
@@ -193,6 +196,11 @@ struct Engine<'w, 'p> {
     tasks: Vec<TaskState>,
     cpus: Vec<CpuState>,
     locks: Vec<Lock>,
+    /// Per task (empty when no task uses locks): (cpu burst index, lock index) needed, and held.
+    task_locks: Vec<Vec<(usize, usize)>>,
+    held: Vec<Vec<usize>>,
+    /// Releases of periodic jobs that came while the previous job still ran.
+    backlog: HashMap<TaskId, VecDeque<Time>>,
     heap: BinaryHeap<Event>,
     seq: u64,
     arrivals: Vec<TaskId>,
@@ -226,65 +234,66 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
-    let mut lock_ids: HashMap<&str, usize> = HashMap::new();
-    let mut locks = Vec::new();
-    let tasks = w
+    // One pass over the (large) task specs: state, "any locks?", "already sorted by arrival?".
+    let mut any_locks = false;
+    let mut sorted = true;
+    let mut prev_arrival = 0;
+    let tasks: Vec<TaskState> = w
         .tasks
         .iter()
-        .enumerate()
-        .map(|(id, t)| {
-            let tl = t
-                .locks
-                .iter()
-                .map(|l| {
-                    let idx = *lock_ids.entry(l.name.as_str()).or_insert_with(|| {
-                        locks.push(Lock { name: l.name.clone(), holder: None, waiters: vec![] });
-                        locks.len() - 1
-                    });
-                    (l.burst, idx)
-                })
-                .collect();
+        .map(|t| {
+            any_locks |= !t.locks.is_empty();
+            sorted &= t.arrival >= prev_arrival;
+            prev_arrival = t.arrival;
             TaskState {
-                view: TaskView {
-                    id,
-                    arrival: t.arrival,
-                    priority: t.priority,
-                    weight: t.weight.max(1),
-                    nice: t.nice,
-                    deadline: None,
-                    period: t.period,
-                    burst: None,
-                    remaining: None,
-                    class: t.class.clone(),
-                    affinity: t.affinity.clone(),
-                },
-                base_priority: t.priority,
+                priority: t.priority,
                 phase: Phase::NotArrived,
                 burst_idx: 0,
-                remaining: 0,
                 job: 0,
-                release: t.arrival,
-                backlog: VecDeque::new(),
-                ready_since: 0,
-                blocked_since: 0,
+                jobs_done: 0,
                 queue: 0,
-                last_cpu: None,
-                locks: tl,
-                held: vec![],
-                first_run: None,
-                finish: None,
-                waiting: 0,
-                cpu: 0,
+                last_cpu: NO_CPU,
                 cs: 0,
                 preemptions: 0,
                 migrations: 0,
                 misses: 0,
-                jobs_done: 0,
+                remaining: 0,
+                deadline: NONE,
+                ready_since: 0,
+                blocked_since: 0,
+                first_run: NONE,
+                finish: NONE,
+                waiting: 0,
+                cpu: 0,
             }
         })
-        .collect::<Vec<_>>();
+        .collect();
+    let mut lock_ids: HashMap<&str, usize> = HashMap::new();
+    let mut locks = Vec::new();
+    let task_locks: Vec<Vec<(usize, usize)>> = if any_locks {
+        w.tasks
+            .iter()
+            .map(|t| {
+                t.locks
+                    .iter()
+                    .map(|l| {
+                        let idx = *lock_ids.entry(l.name.as_str()).or_insert_with(|| {
+                            locks.push(Lock { name: l.name.clone(), holder: None, waiters: vec![] });
+                            locks.len() - 1
+                        });
+                        (l.burst, idx)
+                    })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let held = if any_locks { vec![Vec::new(); w.tasks.len()] } else { Vec::new() };
     let mut arrivals: Vec<TaskId> = (0..tasks.len()).collect();
-    arrivals.sort_by_key(|&i| (w.tasks[i].arrival, i));
+    if !sorted {
+        arrivals.sort_by_key(|&i| (w.tasks[i].arrival, i));
+    }
     let nq = queues.len();
     let mut e = Engine {
         w,
@@ -295,6 +304,9 @@ fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String
         tasks,
         cpus: vec![CpuState::default(); cfg.cpus],
         locks,
+        task_locks,
+        held,
+        backlog: HashMap::new(),
         heap: BinaryHeap::new(),
         seq: 0,
         arrivals,
@@ -314,6 +326,30 @@ impl<'w, 'p> Engine<'w, 'p> {
     fn push(&mut self, time: Time, order: u8, kind: Kind) {
         self.seq += 1;
         self.heap.push(Event { time, order, seq: self.seq, kind });
+    }
+
+    /// What the policy may know about `t`, built fresh (cheap: class/affinity are usually None).
+    fn view(&self, t: TaskId) -> TaskView {
+        let spec = &self.w.tasks[t];
+        let ts = &self.tasks[t];
+        TaskView {
+            id: t,
+            arrival: spec.arrival,
+            priority: ts.priority,
+            weight: spec.weight.max(1),
+            nice: spec.nice,
+            deadline: (ts.deadline != NONE).then_some(ts.deadline),
+            period: spec.period,
+            burst: Some(spec.bursts[ts.burst_idx as usize]),
+            remaining: Some(ts.remaining),
+            class: spec.class.clone(),
+            affinity: spec.affinity.clone(),
+        }
+    }
+
+    #[inline]
+    fn allowed(&self, t: TaskId, c: CpuId) -> bool {
+        self.w.tasks[t].affinity.as_ref().is_none_or(|a| a.contains(&c))
     }
 
     /// The earliest pending instant, if any.
@@ -383,7 +419,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                     self.blocked.push(Blocked { task: t, start: ts.blocked_since, end: self.now, what: "io".into() });
                 }
                 ts.burst_idx += 1;
-                ts.remaining = self.w.tasks[t].bursts[ts.burst_idx];
+                ts.remaining = self.w.tasks[t].bursts[ts.burst_idx as usize];
                 self.make_ready(t, EnqueueReason::Woken);
             }
             Kind::CpuStop(c, gen) => {
@@ -414,26 +450,24 @@ impl<'w, 'p> Engine<'w, 'p> {
         if self.tasks[t].phase == Phase::Sleeping {
             self.start_job(t, now, EnqueueReason::Woken);
         } else {
-            self.tasks[t].backlog.push_back(now);
+            self.backlog.entry(t).or_default().push_back(now);
         }
     }
 
     fn start_job(&mut self, t: TaskId, release: Time, why: EnqueueReason) {
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
-        ts.release = release;
         ts.burst_idx = 0;
         ts.remaining = spec.bursts[0];
-        ts.view.deadline = spec.deadline.or(spec.period).map(|d| release + d);
+        ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
         self.make_ready(t, why);
     }
 
     /// Choose the run queue for a task (per-CPU mode): an idle allowed CPU (previous first),
     /// else the allowed CPU with the fewest queued + running tasks (previous wins ties).
     fn choose_queue(&self, t: TaskId) -> usize {
-        let view = &self.tasks[t].view;
-        let prev = self.tasks[t].last_cpu;
-        let allowed = |c: &usize| view.allowed_on(*c);
+        let prev = (self.tasks[t].last_cpu != NO_CPU).then_some(self.tasks[t].last_cpu as usize);
+        let allowed = |c: &usize| self.allowed(t, *c);
         if let Some(p) = prev.filter(allowed) {
             if self.cpus[p].running.is_none() {
                 return p;
@@ -462,18 +496,19 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     fn enqueue(&mut self, t: TaskId, why: EnqueueReason) {
         let q = if self.queues.len() > 1 { self.choose_queue(t) } else { 0 };
-        self.tasks[t].queue = q;
+        self.tasks[t].queue = q as u32;
         if self.queues.len() > 1 {
             self.member_pos[t] = self.members[q].len();
             self.members[q].push(t);
         }
         let now = self.now;
-        self.queues[q].enqueue(&self.tasks[t].view, why, now);
+        let view = self.view(t);
+        self.queues[q].enqueue(&view, why, now);
     }
 
     fn forget_member(&mut self, t: TaskId) {
         if self.queues.len() > 1 {
-            let q = self.tasks[t].queue;
+            let q = self.tasks[t].queue as usize;
             let pos = self.member_pos[t];
             let last = self.members[q].pop().expect("member");
             if last != t {
@@ -491,21 +526,18 @@ impl<'w, 'p> Engine<'w, 'p> {
             let ts = &mut self.tasks[t];
             ts.phase = Phase::Ready;
             ts.ready_since = now;
-            ts.view.burst = Some(self.w.tasks[t].bursts[ts.burst_idx]);
-            ts.view.remaining = Some(ts.remaining);
         }
         self.enqueue(t, why);
         if !matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
             return;
         }
-        let q = self.tasks[t].queue;
-        let view = &self.tasks[t].view;
+        let q = self.tasks[t].queue as usize;
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
-        if (0..self.cpus.len()).any(|c| serving(c) && view.allowed_on(c) && self.cpus[c].running.is_none()) {
+        if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
             return;
         }
         let victim = (0..self.cpus.len()).find(|&c| {
-            serving(c) && view.allowed_on(c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
+            serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
         });
         if let Some(c) = victim {
             let r = self.cpus[c].running.expect("running");
@@ -525,16 +557,9 @@ impl<'w, 'p> Engine<'w, 'p> {
         ts.remaining -= ran;
         ts.cpu += ran;
         if self.cfg.record_slices && ran > 0 {
-            self.slices.push(Slice {
-                task: t,
-                cpu: c,
-                start,
-                end: start + ran,
-                job: ts.job,
-                burst: ts.burst_idx as u32,
-            });
+            self.slices.push(Slice { task: t, cpu: c, start, end: start + ran, job: ts.job, burst: ts.burst_idx });
         }
-        let q = ts.queue;
+        let q = ts.queue as usize;
         self.queues[q].charge(t, ran, now);
         t
     }
@@ -551,29 +576,31 @@ impl<'w, 'p> Engine<'w, 'p> {
         self.release_locks(t);
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
-        if ts.burst_idx + 1 < spec.bursts.len() {
+        if (ts.burst_idx as usize) + 1 < spec.bursts.len() {
             ts.burst_idx += 1;
             ts.phase = Phase::Io;
             ts.blocked_since = now;
-            let io = spec.bursts[ts.burst_idx];
+            let io = spec.bursts[ts.burst_idx as usize];
             self.push(now + io, 0, Kind::IoDone(t));
             return;
         }
         // Job done.
         ts.jobs_done += 1;
-        if ts.view.deadline.is_some_and(|d| now > d) {
+        if ts.deadline != NONE && now > ts.deadline {
             ts.misses += 1;
         }
         ts.job += 1;
-        if let Some(r) = ts.backlog.pop_front() {
+        let next = if self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
+        let ts = &mut self.tasks[t];
+        if let Some(r) = next {
             self.start_job(t, r, EnqueueReason::Woken);
         } else if ts.job < spec.jobs {
             ts.phase = Phase::Sleeping;
         } else {
             ts.phase = Phase::Done;
-            ts.finish = Some(now);
+            ts.finish = now;
             self.unfinished -= 1;
-            let q = ts.queue;
+            let q = ts.queue as usize;
             self.queues[q].task_exit(t);
         }
     }
@@ -616,18 +643,19 @@ impl<'w, 'p> Engine<'w, 'p> {
             if src == c || best.is_some_and(|(b, _)| self.members[src].len() <= self.members[b].len()) {
                 continue;
             }
-            if let Some(&t) = self.members[src].iter().rev().find(|&&t| self.tasks[t].view.allowed_on(c)) {
+            if let Some(&t) = self.members[src].iter().rev().find(|&&t| self.allowed(t, c)) {
                 best = Some((src, t));
             }
         }
         let Some((src, t)) = best else { return false };
         self.queues[src].dequeue(t);
         self.forget_member(t);
-        self.tasks[t].queue = c;
+        self.tasks[t].queue = c as u32;
         self.member_pos[t] = self.members[c].len();
         self.members[c].push(t);
         let now = self.now;
-        self.queues[c].enqueue(&self.tasks[t].view, EnqueueReason::Migrated, now);
+        let view = self.view(t);
+        self.queues[c].enqueue(&view, EnqueueReason::Migrated, now);
         true
     }
 
@@ -641,12 +669,14 @@ impl<'w, 'p> Engine<'w, 'p> {
         if switch {
             ts.cs += 1;
         }
-        if ts.last_cpu.is_some_and(|l| l != c) {
+        if ts.last_cpu != NO_CPU && ts.last_cpu as usize != c {
             ts.migrations += 1;
         }
-        ts.last_cpu = Some(c);
+        ts.last_cpu = c as u32;
         let work_start = now + cost;
-        ts.first_run.get_or_insert(work_start);
+        if ts.first_run == NONE {
+            ts.first_run = work_start;
+        }
         let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
         let cpu = &mut self.cpus[c];
         cpu.running = Some(t);
@@ -658,16 +688,19 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Take every lock the task's current CPU burst needs; false = it blocked on one.
     fn acquire_locks(&mut self, t: TaskId) -> bool {
-        let cpu_burst = self.tasks[t].burst_idx / 2;
-        for k in 0..self.tasks[t].locks.len() {
-            let (b, l) = self.tasks[t].locks[k];
+        if self.task_locks.is_empty() {
+            return true;
+        }
+        let cpu_burst = self.tasks[t].burst_idx as usize / 2;
+        for k in 0..self.task_locks[t].len() {
+            let (b, l) = self.task_locks[t][k];
             if b != cpu_burst || self.locks[l].holder == Some(t) {
                 continue;
             }
             match self.locks[l].holder {
                 None => {
                     self.locks[l].holder = Some(t);
-                    self.tasks[t].held.push(l);
+                    self.held[t].push(l);
                 }
                 Some(h) => {
                     let ts = &mut self.tasks[t];
@@ -687,10 +720,10 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Release the locks held for the burst that just ended; hand each to its best waiter.
     fn release_locks(&mut self, t: TaskId) {
-        if self.tasks[t].held.is_empty() {
+        if self.held.is_empty() || self.held[t].is_empty() {
             return;
         }
-        let held = std::mem::take(&mut self.tasks[t].held);
+        let held = std::mem::take(&mut self.held[t]);
         for l in held {
             let waiters = &mut self.locks[l].waiters;
             if waiters.is_empty() {
@@ -699,10 +732,10 @@ impl<'w, 'p> Engine<'w, 'p> {
             }
             // Best = highest priority (lowest number), first come among equals.
             let (pos, _) =
-                waiters.iter().enumerate().min_by_key(|&(i, &w)| (self.tasks[w].view.priority, i)).expect("non-empty");
+                waiters.iter().enumerate().min_by_key(|&(i, &w)| (self.tasks[w].priority, i)).expect("non-empty");
             let next = waiters.remove(pos);
             self.locks[l].holder = Some(next);
-            self.tasks[next].held.push(l);
+            self.held[next].push(l);
             if self.cfg.record_slices {
                 let what = format!("lock:{}", self.locks[l].name);
                 self.blocked.push(Blocked { task: next, start: self.tasks[next].blocked_since, end: self.now, what });
@@ -719,27 +752,28 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     /// Effective priority = best of own base and every waiter of every lock held (transitive).
     fn refresh_priority(&mut self, t: TaskId, depth: usize) {
-        let mut p = self.tasks[t].base_priority;
-        for &l in &self.tasks[t].held {
+        let mut p = self.w.tasks[t].priority;
+        for &l in &self.held[t] {
             for &w in &self.locks[l].waiters {
-                p = p.min(self.tasks[w].view.priority);
+                p = p.min(self.tasks[w].priority);
             }
         }
-        if p == self.tasks[t].view.priority {
+        if p == self.tasks[t].priority {
             return;
         }
-        self.tasks[t].view.priority = p;
+        self.tasks[t].priority = p;
         let now = self.now;
         match self.tasks[t].phase {
             Phase::Ready => {
-                let q = self.tasks[t].queue;
+                let q = self.tasks[t].queue as usize;
                 self.queues[q].dequeue(t);
                 self.forget_member(t);
                 self.enqueue(t, EnqueueReason::Woken);
             }
             Phase::Running => {
-                let q = self.tasks[t].queue;
-                self.queues[q].prio_changed(&self.tasks[t].view, now);
+                let q = self.tasks[t].queue as usize;
+                let view = self.view(t);
+                self.queues[q].prio_changed(&view, now);
             }
             Phase::LockWait if depth < 16 => {
                 // Pass the boost along the chain of holders.
@@ -758,7 +792,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             if self.cpus[c].running.is_some() {
                 continue;
             }
-            if self.tasks.iter().any(|t| t.phase == Phase::Ready && t.view.allowed_on(c)) {
+            if (0..self.tasks.len()).any(|t| self.tasks[t].phase == Phase::Ready && self.allowed(t, c)) {
                 self.idle_violations += 1;
             }
         }
@@ -772,16 +806,16 @@ impl<'w, 'p> Engine<'w, 'p> {
             .map(|(t, spec)| TaskResult {
                 name: spec.name.clone(),
                 arrival: spec.arrival,
-                finish: t.finish,
-                turnaround: t.finish.map(|f| f - spec.arrival),
+                finish: (t.finish != NONE).then_some(t.finish),
+                turnaround: (t.finish != NONE).then(|| t.finish - spec.arrival),
                 waiting: t.waiting,
-                response: t.first_run.map(|r| r - spec.arrival),
+                response: (t.first_run != NONE).then(|| t.first_run - spec.arrival),
                 cpu: t.cpu,
                 weight: spec.weight,
-                context_switches: t.cs,
-                preemptions: t.preemptions,
-                migrations: t.migrations,
-                deadline_misses: t.misses,
+                context_switches: t.cs as u64,
+                preemptions: t.preemptions as u64,
+                migrations: t.migrations as u64,
+                deadline_misses: t.misses as u64,
                 jobs_done: t.jobs_done,
             })
             .collect();

@@ -175,113 +175,13 @@ impl Workload {
         if raw.tasks.is_empty() {
             return Err(err("tasks", "no tasks"));
         }
-        let mut tasks = Vec::with_capacity(raw.tasks.len());
-        for (i, t) in raw.tasks.into_iter().enumerate() {
-            let f = |name: &str| format!("tasks[{i}].{name}");
-            if t.bursts.is_empty() {
-                return Err(err(f("bursts"), "empty: a task needs at least one CPU burst"));
-            }
-            if t.bursts.len() % 2 == 0 {
-                return Err(err(
-                    f("bursts"),
-                    format!(
-                        "{} bursts: bursts alternate CPU, I/O, CPU, … and must end with a CPU burst",
-                        t.bursts.len()
-                    ),
-                ));
-            }
-            let mut bursts = Vec::with_capacity(t.bursts.len());
-            for (k, b) in t.bursts.iter().enumerate() {
-                let ns = ms_to_ns(&format!("tasks[{i}].bursts[{k}]"), *b)?;
-                if k % 2 == 0 && ns == 0 {
-                    return Err(err(format!("tasks[{i}].bursts[{k}]"), "a CPU burst must be longer than 0 ms"));
-                }
-                bursts.push(ns);
-            }
-            if t.weight < 1 || t.weight > 1_000_000 {
-                return Err(err(f("weight"), format!("must be 1..=1000000, got {}", t.weight)));
-            }
-            if !(-20..=19).contains(&t.nice) {
-                return Err(err(f("nice"), format!("must be -20..=19, got {}", t.nice)));
-            }
-            let deadline = t.deadline.map(|d| ms_to_ns(&f("deadline"), d)).transpose()?;
-            if deadline == Some(0) {
-                return Err(err(f("deadline"), "must be > 0 ms"));
-            }
-            let period = t.period.map(|d| ms_to_ns(&f("period"), d)).transpose()?;
-            if period == Some(0) {
-                return Err(err(f("period"), "must be > 0 ms"));
-            }
-            let jobs = match t.jobs {
-                None => 1,
-                Some(j) if (1..=1_000_000).contains(&j) && (j == 1 || period.is_some()) => j as u32,
-                Some(j) if period.is_none() => {
-                    return Err(err(f("jobs"), format!("{j} jobs need a period")));
-                }
-                Some(j) => return Err(err(f("jobs"), format!("must be 1..=1000000, got {j}"))),
-            };
-            if let Some(a) = &t.affinity {
-                if a.is_empty() {
-                    return Err(err(f("affinity"), "empty CPU list (omit it to allow every CPU)"));
-                }
-                if let Some(c) = cpus {
-                    if let Some(bad) = a.iter().find(|&&x| x >= c) {
-                        return Err(err(f("affinity"), format!("CPU {bad} does not exist (cpus = {c})")));
-                    }
-                }
-            }
-            let n_cpu = bursts.len().div_ceil(2);
-            for (k, l) in t.locks.iter().enumerate() {
-                if l.name.is_empty() {
-                    return Err(err(format!("tasks[{i}].locks[{k}].name"), "empty lock name"));
-                }
-                if l.burst >= n_cpu {
-                    return Err(err(
-                        format!("tasks[{i}].locks[{k}].burst"),
-                        format!("CPU burst {} does not exist (the task has {n_cpu})", l.burst),
-                    ));
-                }
-            }
-            tasks.push(TaskSpec {
-                name: t.name.unwrap_or_else(|| format!("T{i}")),
-                arrival: ms_to_ns(&f("arrival"), t.arrival)?,
-                bursts,
-                priority: t.priority,
-                weight: t.weight as u32,
-                nice: t.nice,
-                deadline,
-                period,
-                jobs,
-                affinity: t.affinity,
-                class: t.class,
-                locks: t.locks,
-            });
-        }
+        let tasks =
+            raw.tasks.into_iter().enumerate().map(|(i, t)| task_from_raw(i, t, cpus)).collect::<Result<_, _>>()?;
         Ok(Workload { cpus, tasks })
     }
 
     fn to_raw(&self) -> RawWorkload {
-        RawWorkload {
-            cpus: self.cpus.map(|c| c as i64),
-            tasks: self
-                .tasks
-                .iter()
-                .map(|t| RawTask {
-                    name: Some(t.name.clone()),
-                    arrival: ns_to_ms(t.arrival),
-                    bursts: t.bursts.iter().map(|&b| ns_to_ms(b)).collect(),
-                    priority: t.priority,
-                    weight: t.weight as i64,
-                    nice: t.nice,
-                    deadline: t.deadline.map(ns_to_ms),
-                    period: t.period.map(ns_to_ms),
-                    jobs: (t.jobs != 1).then_some(t.jobs as i64),
-                    affinity: t.affinity.clone(),
-                    class: t.class.clone(),
-                    locks: t.locks.clone(),
-                })
-                .collect(),
-        }
+        RawWorkload { cpus: self.cpus.map(|c| c as i64), tasks: self.tasks.iter().map(task_to_raw).collect() }
     }
 
     /// Check that the workload fits `cpus` CPUs (affinity names existing CPUs).
@@ -297,6 +197,117 @@ impl Workload {
             }
         }
         Ok(())
+    }
+}
+
+/// Validate one on-disk task (index `i` names it in errors) and convert ms → ns.
+fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, WorkloadError> {
+    let f = |name: &str| format!("tasks[{i}].{name}");
+    if t.bursts.is_empty() {
+        return Err(err(f("bursts"), "empty: a task needs at least one CPU burst"));
+    }
+    if t.bursts.len() % 2 != 1 {
+        return Err(err(
+            f("bursts"),
+            format!("{} bursts: bursts alternate CPU, I/O, CPU, … and must end with a CPU burst", t.bursts.len()),
+        ));
+    }
+    let mut bursts = Vec::with_capacity(t.bursts.len());
+    for (k, b) in t.bursts.iter().enumerate() {
+        let ns = ms_to_ns(&format!("tasks[{i}].bursts[{k}]"), *b)?;
+        if k % 2 == 0 && ns == 0 {
+            return Err(err(format!("tasks[{i}].bursts[{k}]"), "a CPU burst must be longer than 0 ms"));
+        }
+        bursts.push(ns);
+    }
+    if t.weight < 1 || t.weight > 1_000_000 {
+        return Err(err(f("weight"), format!("must be 1..=1000000, got {}", t.weight)));
+    }
+    if !(-20..=19).contains(&t.nice) {
+        return Err(err(f("nice"), format!("must be -20..=19, got {}", t.nice)));
+    }
+    let deadline = t.deadline.map(|d| ms_to_ns(&f("deadline"), d)).transpose()?;
+    if deadline == Some(0) {
+        return Err(err(f("deadline"), "must be > 0 ms"));
+    }
+    let period = t.period.map(|d| ms_to_ns(&f("period"), d)).transpose()?;
+    if period == Some(0) {
+        return Err(err(f("period"), "must be > 0 ms"));
+    }
+    let jobs = match t.jobs {
+        None => 1,
+        Some(j) if (1..=1_000_000).contains(&j) && (j == 1 || period.is_some()) => j as u32,
+        Some(j) if period.is_none() => {
+            return Err(err(f("jobs"), format!("{j} jobs need a period")));
+        }
+        Some(j) => return Err(err(f("jobs"), format!("must be 1..=1000000, got {j}"))),
+    };
+    if let Some(a) = &t.affinity {
+        if a.is_empty() {
+            return Err(err(f("affinity"), "empty CPU list (omit it to allow every CPU)"));
+        }
+        if let Some(c) = cpus {
+            if let Some(bad) = a.iter().find(|&&x| x >= c) {
+                return Err(err(f("affinity"), format!("CPU {bad} does not exist (cpus = {c})")));
+            }
+        }
+    }
+    let n_cpu = bursts.len().div_ceil(2);
+    for (k, l) in t.locks.iter().enumerate() {
+        if l.name.is_empty() {
+            return Err(err(format!("tasks[{i}].locks[{k}].name"), "empty lock name"));
+        }
+        if l.burst >= n_cpu {
+            return Err(err(
+                format!("tasks[{i}].locks[{k}].burst"),
+                format!("CPU burst {} does not exist (the task has {n_cpu})", l.burst),
+            ));
+        }
+    }
+    Ok(TaskSpec {
+        name: t.name.unwrap_or_else(|| format!("T{i}")),
+        arrival: ms_to_ns(&f("arrival"), t.arrival)?,
+        bursts,
+        priority: t.priority,
+        weight: t.weight as u32,
+        nice: t.nice,
+        deadline,
+        period,
+        jobs,
+        affinity: t.affinity,
+        class: t.class,
+        locks: t.locks,
+    })
+}
+
+fn task_to_raw(t: &TaskSpec) -> RawTask {
+    RawTask {
+        name: Some(t.name.clone()),
+        arrival: ns_to_ms(t.arrival),
+        bursts: t.bursts.iter().map(|&b| ns_to_ms(b)).collect(),
+        priority: t.priority,
+        weight: t.weight as i64,
+        nice: t.nice,
+        deadline: t.deadline.map(ns_to_ms),
+        period: t.period.map(ns_to_ms),
+        jobs: (t.jobs != 1).then_some(t.jobs as i64),
+        affinity: t.affinity.clone(),
+        class: t.class.clone(),
+        locks: t.locks.clone(),
+    }
+}
+
+/// A task serializes in the file form (times in ms) and is validated when read.
+impl Serialize for TaskSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        task_to_raw(self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = RawTask::deserialize(d)?;
+        task_from_raw(0, raw, None).map_err(serde::de::Error::custom)
     }
 }
 
@@ -332,6 +343,10 @@ mod tests {
         assert_eq!(w.tasks[0].priority, 3);
         let back = Workload::from_json_str(&w.to_json_string()).unwrap();
         assert_eq!(back, w);
+        let t: TaskSpec = serde_json::from_str(r#"{"name":"x","bursts":[1.5]}"#).unwrap();
+        assert_eq!(t.bursts, vec![1_500_000]);
+        assert_eq!(serde_json::to_value(&t).unwrap()["bursts"][0], 1.5);
+        assert!(serde_json::from_str::<TaskSpec>(r#"{"bursts":[]}"#).is_err());
     }
 
     #[test]

@@ -21,6 +21,15 @@ pub fn weight_of_nice(nice: i32) -> u64 {
     NICE_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
 }
 
+/// `a × b / c` without overflow, in u64 when it fits.
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    let c = c.max(1);
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => ((a as u128 * b as u128) / c as u128) as u64,
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Cfs {
     latency: Dur,
@@ -56,8 +65,9 @@ impl Cfs {
         }
     }
 
+    /// `ran × 1024 / weight` (u64 unless it would overflow: u128 division is slow).
     fn vdelta(ran: Dur, weight: u64) -> u64 {
-        ((ran as u128 * 1024) / weight.max(1) as u128) as u64
+        mul_div(ran, 1024, weight)
     }
 
     fn add_load(&mut self, t: TaskId) {
@@ -132,7 +142,7 @@ impl Policy for Cfs {
         self.min_vruntime = self.min_vruntime.max(self.tree.min_key().map_or(vr, |m| m.min(vr)));
         self.run_start.set(t, now);
         let period = self.latency.max(self.nr * self.min_granularity);
-        let slice = ((period as u128 * self.weight.get(t) as u128) / self.load.max(1) as u128) as Dur;
+        let slice = mul_div(period, self.weight.get(t), self.load);
         Some(Pick { task: t, slice: Some(slice.max(self.min_granularity.min(period))) })
     }
 

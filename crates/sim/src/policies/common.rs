@@ -3,7 +3,8 @@
 //! a `BTreeSet` here) that both skip tasks not allowed on the picking CPU.
 
 use crate::policy::{CpuId, TaskId, TaskView};
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A per-task value, grown on demand (task ids are small dense integers in every host).
 #[derive(Debug, Clone, Default)]
@@ -111,19 +112,31 @@ impl Fifo {
     }
 }
 
-/// A run queue ordered by a key, first come first served among equal keys.
+/// A run queue ordered by a key, first come first served among equal keys: a binary heap with
+/// lazy deletion (a removed or re-keyed task leaves a stale heap entry that `pop` skips), which
+/// is cheaper than a balanced tree for the pop-min / push pattern of a scheduler.
 #[derive(Debug, Clone)]
 pub struct KeyQueue<K: Ord + Copy + Default> {
-    set: BTreeSet<(K, i64, TaskId)>,
+    heap: BinaryHeap<Reverse<(K, i64, TaskId)>>,
     entry: PerTask<Option<(K, i64)>>,
+    len: usize,
     back: i64,
     front: i64,
+    skipped: Vec<(K, i64, TaskId)>,
     pub affinity: Affinity,
 }
 
 impl<K: Ord + Copy + Default> Default for KeyQueue<K> {
     fn default() -> Self {
-        KeyQueue { set: BTreeSet::new(), entry: PerTask::default(), back: 0, front: 0, affinity: Affinity::default() }
+        KeyQueue {
+            heap: BinaryHeap::new(),
+            entry: PerTask::default(),
+            len: 0,
+            back: 0,
+            front: 0,
+            skipped: Vec::new(),
+            affinity: Affinity::default(),
+        }
     }
 }
 
@@ -143,16 +156,32 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
     fn insert(&mut self, t: &TaskView, key: K, seq: i64) {
         self.remove(t.id);
         self.affinity.note(t);
-        self.set.insert((key, seq, t.id));
-        self.entry.set(t.id, Some((key, seq)));
+        self.put(t.id, key, seq);
     }
 
-    /// Take `t` out of the queue; its key if it was queued.
-    pub fn remove(&mut self, t: TaskId) -> Option<K> {
-        let (k, s) = self.entry.get_ref(t).copied().flatten()?;
-        self.set.remove(&(k, s, t));
-        self.entry.set(t, None);
-        Some(k)
+    fn put(&mut self, t: TaskId, key: K, seq: i64) {
+        self.heap.push(Reverse((key, seq, t)));
+        self.entry.set(t, Some((key, seq)));
+        self.len += 1;
+        if self.heap.len() > 2 * self.len + 64 {
+            self.compact();
+        }
+    }
+
+    /// Drop stale heap entries.
+    fn compact(&mut self) {
+        let entry = &self.entry;
+        let live: Vec<_> = self
+            .heap
+            .drain()
+            .filter(|Reverse((k, s, t))| entry.get_ref(*t).copied().flatten() == Some((*k, *s)))
+            .collect();
+        self.heap = BinaryHeap::from(live);
+    }
+
+    #[inline]
+    fn live(&self, e: &(K, i64, TaskId)) -> bool {
+        self.entry.get_ref(e.2).copied().flatten() == Some((e.0, e.1))
     }
 
     /// Move a queued task to `key`, behind its equals (its affinity is kept); false if absent.
@@ -161,22 +190,49 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
             return false;
         }
         self.back += 1;
-        self.set.insert((key, self.back, t));
-        self.entry.set(t, Some((key, self.back)));
+        self.put(t, key, self.back);
         true
+    }
+
+    /// Take `t` out of the queue; its key if it was queued.
+    pub fn remove(&mut self, t: TaskId) -> Option<K> {
+        let (k, _) = self.entry.get_ref(t).copied().flatten()?;
+        self.entry.set(t, None);
+        self.len -= 1;
+        Some(k)
     }
 
     /// Remove and return the first (smallest key) task allowed on `cpu`.
     pub fn pop(&mut self, cpu: CpuId) -> Option<(TaskId, K)> {
-        let &(k, s, t) = self.set.iter().find(|&&(_, _, t)| self.affinity.allowed(t, cpu))?;
-        self.set.remove(&(k, s, t));
+        let mut found = None;
+        while let Some(Reverse(e)) = self.heap.pop() {
+            if !self.live(&e) {
+                continue;
+            }
+            if self.affinity.allowed(e.2, cpu) {
+                found = Some(e);
+                break;
+            }
+            self.skipped.push(e);
+        }
+        for e in self.skipped.drain(..) {
+            self.heap.push(Reverse(e));
+        }
+        let (k, _, t) = found?;
         self.entry.set(t, None);
+        self.len -= 1;
         Some((t, k))
     }
 
     /// The smallest key queued.
-    pub fn min_key(&self) -> Option<K> {
-        self.set.first().map(|e| e.0)
+    pub fn min_key(&mut self) -> Option<K> {
+        while let Some(Reverse(e)) = self.heap.peek() {
+            if self.live(e) {
+                return Some(e.0);
+            }
+            self.heap.pop();
+        }
+        None
     }
 
     /// The queued key of `t`.
@@ -184,17 +240,19 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         self.entry.get_ref(t).copied().flatten().map(|e| e.0)
     }
 
-    /// Queued tasks in key order.
+    /// Queued tasks in queue order (key, then first come).
     pub fn iter(&self) -> impl Iterator<Item = (TaskId, K)> + '_ {
-        self.set.iter().map(|&(k, _, t)| (t, k))
+        let mut v: Vec<(K, i64, TaskId)> = self.heap.iter().map(|Reverse(e)| *e).filter(|e| self.live(e)).collect();
+        v.sort();
+        v.into_iter().map(|(k, _, t)| (t, k))
     }
 
     pub fn len(&self) -> usize {
-        self.set.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.len == 0
     }
 }
 

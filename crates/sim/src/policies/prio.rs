@@ -1,7 +1,9 @@
 //! Priority scheduling; a lower number is a higher priority. One implementation, three uses:
 //! - `prio`: non-pre-emptive — the best queued task runs until its burst ends;
 //! - `prio-preempt`: a newly runnable better task pre-empts; optional `aging` (a queued task's
-//!   priority improves by one level per `aging` ms waited, so low priorities do not starve);
+//!   priority improves continuously, one level per `aging` ms waited, so low priorities do not
+//!   starve). Linear aging makes the order a fixed key — `priority × aging + enqueue time`, the
+//!   moment the task's aged priority would reach 0 — so the queue stays a plain heap;
 //! - Linux's real-time class inside `linux`: pre-emptive, FIFO among equals, and tasks of class
 //!   `rr` get a quantum (SCHED_RR) while `fifo` tasks run until they block (SCHED_FIFO).
 
@@ -16,10 +18,10 @@ pub struct Priority {
     /// Quantum for equal-priority round robin (all tasks, or only class `rr` when `rr_class_only`).
     quantum: Option<Dur>,
     rr_class_only: bool,
-    q: KeyQueue<i32>,
-    enq_time: PerTask<Time>,
-    /// Effective priority of a running task (for `preempts`).
-    running_prio: PerTask<i32>,
+    /// Key: priority (no aging) or `priority × aging + enqueue time` in ns (aging).
+    q: KeyQueue<i128>,
+    /// Effective priority of a running task in key units at the time it was picked (for `preempts`).
+    running_prio: PerTask<i128>,
     rr: PerTask<bool>,
 }
 
@@ -32,7 +34,6 @@ impl Priority {
             quantum,
             rr_class_only: false,
             q: KeyQueue::default(),
-            enq_time: PerTask::default(),
             running_prio: PerTask::default(),
             rr: PerTask::default(),
         }
@@ -43,10 +44,19 @@ impl Priority {
         Priority { rr_class_only: true, ..Priority::new(true, None, Some(quantum)) }
     }
 
-    fn effective(&self, prio: i32, enq: Time, now: Time) -> i32 {
+    fn key(&self, prio: i32, now: Time) -> i128 {
         match self.aging {
-            Some(a) => prio.saturating_sub(((now.saturating_sub(enq)) / a).min(i32::MAX as u64) as i32),
-            None => prio,
+            Some(a) => prio as i128 * a as i128 + now as i128,
+            None => prio as i128,
+        }
+    }
+
+    /// A key turned into an effective priority at `now` (same units as the keys, minus `now`).
+    fn effective(&self, key: i128, now: Time) -> i128 {
+        if self.aging.is_some() {
+            key - now as i128
+        } else {
+            key
         }
     }
 }
@@ -68,12 +78,12 @@ impl Policy for Priority {
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
-        self.enq_time.set(task.id, now);
         self.rr.set(task.id, !self.rr_class_only || task.class.as_deref() == Some("rr"));
+        let key = self.key(task.priority, now);
         if why == EnqueueReason::Preempted {
-            self.q.push_front(task, task.priority);
+            self.q.push_front(task, key);
         } else {
-            self.q.push(task, task.priority);
+            self.q.push(task, key);
         }
     }
 
@@ -82,37 +92,65 @@ impl Policy for Priority {
     }
 
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
-        let task = if self.aging.is_some() {
-            // Aged priorities change with time: scan (queue order breaks ties first come first).
-            let best = self
-                .q
-                .iter()
-                .filter(|&(t, _)| self.q.affinity.allowed(t, cpu))
-                .min_by_key(|&(t, p)| self.effective(p, self.enq_time.get(t), now))?
-                .0;
-            let p = self.q.remove(best).expect("queued");
-            self.running_prio.set(best, self.effective(p, self.enq_time.get(best), now));
-            best
-        } else {
-            let (t, p) = self.q.pop(cpu)?;
-            self.running_prio.set(t, p);
-            t
-        };
+        let (task, key) = self.q.pop(cpu)?;
+        self.running_prio.set(task, self.effective(key, now));
         let slice = if self.rr.get(task) { self.quantum } else { None };
         Some(Pick { task, slice })
     }
 
     fn charge(&mut self, _task: TaskId, _ran: Dur, _now: Time) {}
 
-    fn preempts(&self, woken: TaskId, running: TaskId, _now: Time) -> bool {
-        self.preemptive && self.q.key_of(woken).is_some_and(|w| w < self.running_prio.get(running))
+    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
+        self.preemptive && self.q.key_of(woken).is_some_and(|w| self.effective(w, now) < self.running_prio.get(running))
     }
 
-    fn prio_changed(&mut self, task: &TaskView, _now: Time) {
-        self.running_prio.set(task.id, task.priority);
+    fn prio_changed(&mut self, task: &TaskView, now: Time) {
+        let k = self.effective(self.key(task.priority, now), now);
+        self.running_prio.set(task.id, k);
     }
 
     fn queued(&self) -> usize {
         self.q.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Dur = 1_000_000;
+
+    fn v(id: TaskId, priority: i32) -> TaskView {
+        TaskView { priority, ..TaskView::new(id) }
+    }
+
+    #[test]
+    fn aging_lifts_a_long_waiting_task() {
+        // aging = 10 ms per level: priority 5 queued at 0 has aged 4.5 levels by 45 ms (→ 0.5).
+        let mut p = Priority::new(true, Some(10 * MS), None);
+        p.enqueue(&v(0, 5), EnqueueReason::New, 0);
+        p.enqueue(&v(1, 1), EnqueueReason::New, 45 * MS);
+        assert_eq!(p.pick_next(0, 45 * MS).unwrap().task, 0);
+        // Queued at 35 ms instead, priority 1 still wins: 1 < 5 − 3.5 = 1.5.
+        let mut p = Priority::new(true, Some(10 * MS), None);
+        p.enqueue(&v(0, 5), EnqueueReason::New, 0);
+        p.enqueue(&v(1, 1), EnqueueReason::New, 35 * MS);
+        assert_eq!(p.pick_next(0, 35 * MS).unwrap().task, 1);
+        // Without aging priority alone decides.
+        let mut p = Priority::new(true, None, None);
+        p.enqueue(&v(0, 5), EnqueueReason::New, 0);
+        p.enqueue(&v(1, 1), EnqueueReason::New, 45 * MS);
+        assert_eq!(p.pick_next(0, 45 * MS).unwrap().task, 1);
+    }
+
+    #[test]
+    fn preemption_compares_aged_priority_of_the_running_task() {
+        let mut p = Priority::new(true, Some(10 * MS), None);
+        p.enqueue(&v(0, 5), EnqueueReason::New, 0);
+        assert_eq!(p.pick_next(0, 40 * MS).unwrap().task, 0); // aged to 1 when picked
+        p.enqueue(&v(1, 2), EnqueueReason::New, 41 * MS);
+        assert!(!p.preempts(1, 0, 41 * MS));
+        p.enqueue(&v(2, 0), EnqueueReason::New, 41 * MS);
+        assert!(p.preempts(2, 0, 41 * MS));
     }
 }

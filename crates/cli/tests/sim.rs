@@ -1,0 +1,152 @@
+//! `schedlab sim` end to end: the JSON document, the textbook numbers, Gantt output, the WRR
+//! study, the benchmark, and bad input rejected with the offending field named.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str], out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).arg("--out").arg(out).output().expect("run schedlab")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const CLASSIC: &str = r#"{"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24]},{"name":"P2","arrival":0,"bursts":[3]},{"name":"P3","arrival":0,"bursts":[3]}]}"#;
+
+#[test]
+fn run_json_has_the_textbook_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(d.path(), "w.json", CLASSIC);
+    let gantt = d.path().join("g.svg");
+    let o = schedlab(
+        &[
+            "sim",
+            "run",
+            "--workload",
+            &w,
+            "--policy",
+            "fcfs",
+            "--policy",
+            "rr:quantum=4",
+            "--json",
+            "--gantt",
+            gantt.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("exactly one JSON document on stdout");
+    let p = &doc["policies"];
+    assert_eq!(p[0]["policy"], "fcfs");
+    assert_eq!(p[0]["avg_waiting"], 17.0);
+    assert!((p[1]["avg_waiting"].as_f64().unwrap() - 17.0 / 3.0).abs() < 1e-9);
+    for key in ["avg_turnaround", "avg_response", "throughput", "context_switches"] {
+        assert!(p[1][key].is_number(), "{key}");
+    }
+    let t = &p[1]["tasks"][0];
+    assert_eq!(t["name"], "P1");
+    assert_eq!(t["finish"], 30.0);
+    assert_eq!(t["waiting"], 6.0);
+    assert!(t["turnaround"].is_number() && t["response"].is_number());
+    let svg = std::fs::read_to_string(&gantt).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("cpu0"));
+    assert!(d.path().join("sim-run").read_dir().unwrap().next().is_some(), "results directory written");
+}
+
+#[test]
+fn human_table_marks_the_best() {
+    let d = tempfile::tempdir().unwrap();
+    let o = schedlab(
+        &[
+            "sim",
+            "run",
+            "--generate",
+            "poisson:n=50,rate=150,mean=5,bursts=2,io=3",
+            "--cpus",
+            "2",
+            "--policy",
+            "fcfs",
+            "--policy",
+            "srtf",
+            "--per-cpu",
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("srtf") && s.contains('*'), "{s}");
+}
+
+fn rejected(json: &str, field: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(d.path(), "bad.json", json);
+    let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "fcfs"], d.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "accepted {json}");
+    assert!(err.contains(field), "error for {json} should name {field}: {err}");
+    assert!(!d.path().join("sim-run").exists(), "nothing may start on bad input");
+}
+
+#[test]
+fn bad_workloads_are_rejected_naming_the_field() {
+    rejected(r#"{"tasks":[{"arrival":-2,"bursts":[1]}]}"#, "tasks[0].arrival");
+    rejected(r#"{"tasks":[{"bursts":[5]},{"bursts":[]}]}"#, "tasks[1].bursts");
+    rejected(r#"{"tasks":[{"bursts":[5],"colour":"red"}]}"#, "colour");
+    rejected(r#"{"tasks":[{"bursts":[5,-1,2]}]}"#, "tasks[0].bursts[1]");
+}
+
+#[test]
+fn bad_policies_are_rejected_naming_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(d.path(), "w.json", CLASSIC);
+    for (spec, field) in
+        [("bogus", "bogus"), ("rr:quantum=0", "quantum"), ("rr:slice=3", "slice"), ("mlfq:levels=0", "levels")]
+    {
+        let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "fcfs", "--policy", spec], d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(field), "{spec}: {err}");
+    }
+    assert!(!d.path().join("sim-run").exists());
+}
+
+#[test]
+fn help_teaches_priorities_and_units() {
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["sim", "run", "--help"]).output().unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("lower number"), "{s}");
+    assert!(s.contains("ms"));
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["sim", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("LOWER number"));
+}
+
+#[test]
+fn wrr_study_reproduces_the_work_folds() {
+    let d = tempfile::tempdir().unwrap();
+    let o = schedlab(&["sim", "wrr-study", "--orders", "48", "--json"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let folds: Vec<f64> = doc["work_fold"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    for (f, w) in folds.iter().zip([1.0, 4.0, 8.0, 12.0, 16.0, 20.0]) {
+        assert!((f / w - 1.0).abs() < 0.02, "fold {f} for weight {w}");
+    }
+    assert_eq!(doc["finish_s"]["mean"].as_array().unwrap().len(), 6);
+    // Human output prints the seed's numbers beside.
+    let o = schedlab(&["sim", "wrr-study", "--orders", "12"], d.path());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("19.885") && s.contains("1.815"), "{s}");
+}
+
+#[test]
+fn bench_reports_events_per_second() {
+    let d = tempfile::tempdir().unwrap();
+    let o = schedlab(&["sim", "bench", "--tasks", "2000", "--repeat", "1", "--json"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["events"].as_u64().unwrap() > 4000 && r["events_per_s"].as_f64().unwrap() > 0.0));
+}

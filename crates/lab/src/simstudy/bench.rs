@@ -1,0 +1,114 @@
+//! The simulator benchmark: a Poisson workload (100,000 tasks by default, load 0.9 on one CPU)
+//! under several policies, reporting events per second; and the side-by-side run of the
+//! equivalent SimPy round-robin model (`bench/sim/simpy_rr.py`) on the very same tasks, so the
+//! ratio is measured in one run on one machine.
+
+use anyhow::{bail, Context, Result};
+use schedlab_sim::engine::{simulate, SimConfig};
+use schedlab_sim::generate;
+use schedlab_sim::policies::by_spec;
+use schedlab_sim::workload::Workload;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// The benchmark workload: `n` tasks, Poisson arrivals at 180/s, exponential 5 ms bursts.
+pub fn workload(n: usize, seed: u64) -> Workload {
+    generate::poisson(n, 180.0, 5.0e6, 1, 0.0, 1, 1, seed)
+}
+
+/// One policy's measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub engine: String,
+    pub policy: String,
+    pub tasks: usize,
+    pub events: u64,
+    /// Best wall time over the repeats, seconds.
+    pub seconds: f64,
+    pub events_per_s: f64,
+    /// For cross-checking the models: average turnaround, ms.
+    pub avg_turnaround_ms: f64,
+}
+
+/// Simulate `w` under each spec `repeat` times; keep the best time.
+pub fn run(w: &Workload, specs: &[String], repeat: usize) -> Result<Vec<Row>> {
+    let cfg = SimConfig { record_slices: false, ..SimConfig::default() };
+    let mut rows = vec![];
+    for spec in specs {
+        by_spec(spec)?;
+        let mut best = f64::INFINITY;
+        let mut last = None;
+        for _ in 0..repeat.max(1) {
+            let mut p = by_spec(spec)?;
+            let t0 = Instant::now();
+            let r = simulate(w, p.as_mut(), &cfg);
+            best = best.min(t0.elapsed().as_secs_f64());
+            last = Some(r);
+        }
+        let r = last.expect("ran at least once");
+        rows.push(Row {
+            engine: "schedlab".into(),
+            policy: r.policy.clone(),
+            tasks: w.tasks.len(),
+            events: r.events,
+            seconds: best,
+            events_per_s: r.events as f64 / best,
+            avg_turnaround_ms: r.overall.avg_turnaround / 1e6,
+        });
+    }
+    Ok(rows)
+}
+
+/// What `simpy_rr.py` prints.
+#[derive(Debug, Clone, Deserialize)]
+struct SimpyOut {
+    events: u64,
+    seconds: f64,
+    avg_turnaround_ms: f64,
+}
+
+/// Write the tasks for the SimPy model: `arrival_ns,burst_ns` per line.
+pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    for t in &w.tasks {
+        writeln!(f, "{},{}", t.arrival, t.bursts[0])?;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// Run the SimPy round-robin model on the same tasks.
+pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, dir: &Path) -> Result<Row> {
+    if !script.exists() {
+        bail!("SimPy script {} not found: run from the repository root or pass --simpy-script", script.display());
+    }
+    let csv = dir.join("simpy_tasks.csv");
+    write_tasks_csv(w, &csv)?;
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&csv)
+        .arg(quantum_ns.to_string())
+        .output()
+        .with_context(|| format!("running {python} {}", script.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed ({}): {} (is SimPy installed? `pip install simpy`)",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let s: SimpyOut = serde_json::from_slice(&out.stdout).context("reading the SimPy script's JSON")?;
+    Ok(Row {
+        engine: "simpy".into(),
+        policy: format!("rr:quantum={}", quantum_ns as f64 / 1e6),
+        tasks: w.tasks.len(),
+        events: s.events,
+        seconds: s.seconds,
+        events_per_s: s.events as f64 / s.seconds,
+        avg_turnaround_ms: s.avg_turnaround_ms,
+    })
+}

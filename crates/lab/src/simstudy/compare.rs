@@ -1,0 +1,208 @@
+//! Run one workload under several policies and compare them: the side-by-side table (best per
+//! metric marked), per-task tables, and the JSON document of `schedlab sim run`.
+
+use schedlab_report::section::Table;
+use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
+use schedlab_sim::policies::{by_spec, SpecError};
+use schedlab_sim::workload::Workload;
+use serde_json::{json, Value};
+
+/// Check every spec before anything runs (bad input is rejected up front).
+pub fn check_specs(specs: &[String]) -> Result<(), SpecError> {
+    specs.iter().try_for_each(|s| by_spec(s).map(drop))
+}
+
+/// Simulate `w` under each spec, with one global queue or per-CPU queues.
+pub fn run_all(w: &Workload, specs: &[String], cfg: &SimConfig, per_cpu: bool) -> Result<Vec<SimResult>, SpecError> {
+    check_specs(specs)?;
+    specs
+        .iter()
+        .map(|s| {
+            if per_cpu {
+                let mut qs = (0..cfg.cpus).map(|_| by_spec(s)).collect::<Result<Vec<_>, _>>()?;
+                Ok(simulate_per_cpu(w, &mut qs, cfg))
+            } else {
+                let mut p = by_spec(s)?;
+                Ok(simulate(w, p.as_mut(), cfg))
+            }
+        })
+        .collect()
+}
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+/// A metric of the comparison: header, value, whether lower is better.
+struct Metric {
+    name: &'static str,
+    value: fn(&SimResult) -> f64,
+    lower_better: bool,
+    decimals: usize,
+}
+
+const METRICS: &[Metric] = &[
+    Metric { name: "avg waiting ms", value: |r| ms(r.overall.avg_waiting), lower_better: true, decimals: 3 },
+    Metric { name: "avg turnaround ms", value: |r| ms(r.overall.avg_turnaround), lower_better: true, decimals: 3 },
+    Metric { name: "avg response ms", value: |r| ms(r.overall.avg_response), lower_better: true, decimals: 3 },
+    Metric { name: "max waiting ms", value: |r| ms(r.overall.max_waiting as f64), lower_better: true, decimals: 3 },
+    Metric { name: "makespan ms", value: |r| ms(r.overall.makespan as f64), lower_better: true, decimals: 3 },
+    Metric { name: "throughput /s", value: |r| r.overall.throughput, lower_better: false, decimals: 2 },
+    Metric { name: "CPU util %", value: |r| 100.0 * r.overall.utilisation, lower_better: false, decimals: 1 },
+    Metric { name: "ctx switches", value: |r| r.overall.context_switches as f64, lower_better: true, decimals: 0 },
+    Metric { name: "preemptions", value: |r| r.overall.preemptions as f64, lower_better: true, decimals: 0 },
+    Metric { name: "migrations", value: |r| r.overall.migrations as f64, lower_better: true, decimals: 0 },
+    Metric { name: "deadline misses", value: |r| r.overall.deadline_misses as f64, lower_better: true, decimals: 0 },
+    Metric { name: "Jain cpu/weight", value: |r| r.overall.jain_cpu_per_weight, lower_better: false, decimals: 3 },
+];
+
+/// One row per policy, one column per metric; the best value of each column ends in `*`.
+pub fn comparison_table(results: &[SimResult]) -> Table {
+    let mut cols = vec!["policy"];
+    cols.extend(METRICS.iter().map(|m| m.name));
+    let mut t = Table::new("Policies side by side (* = best in column)", &cols);
+    let best: Vec<f64> = METRICS
+        .iter()
+        .map(|m| {
+            let vals = results.iter().map(|r| (m.value)(r));
+            if m.lower_better {
+                vals.fold(f64::INFINITY, f64::min)
+            } else {
+                vals.fold(f64::NEG_INFINITY, f64::max)
+            }
+        })
+        .collect();
+    for r in results {
+        let mut row = vec![r.policy.clone()];
+        for (m, b) in METRICS.iter().zip(&best) {
+            let v = (m.value)(r);
+            let cell = format!("{v:.*}", m.decimals);
+            let is_best = results.len() > 1 && format!("{b:.*}", m.decimals) == cell;
+            row.push(if is_best { format!("{cell}*") } else { cell });
+        }
+        t.row(row);
+    }
+    let unfinished: Vec<String> = results
+        .iter()
+        .filter(|r| r.overall.finished < r.overall.tasks)
+        .map(|r| format!("{}: {}/{} finished", r.policy, r.overall.finished, r.overall.tasks))
+        .collect();
+    let mut note =
+        String::from("Waiting = time in a run queue; response = first run − arrival; averages over finished tasks.");
+    if !unfinished.is_empty() {
+        note.push_str(&format!(" Stopped at the horizon: {}.", unfinished.join("; ")));
+    }
+    t.with_note(note)
+}
+
+/// Per-task results of one policy.
+pub fn task_table(r: &SimResult) -> Table {
+    let mut t = Table::new(
+        format!("Tasks under {}", r.policy),
+        &[
+            "task",
+            "arrival ms",
+            "finish ms",
+            "turnaround ms",
+            "waiting ms",
+            "response ms",
+            "cpu ms",
+            "ctx sw",
+            "preempt",
+            "migr",
+            "misses",
+        ],
+    );
+    let opt = |x: Option<u64>| x.map_or("-".to_string(), |v| format!("{:.3}", ms(v as f64)));
+    for x in &r.tasks {
+        t.row(vec![
+            x.name.clone(),
+            format!("{:.3}", ms(x.arrival as f64)),
+            opt(x.finish),
+            opt(x.turnaround),
+            format!("{:.3}", ms(x.waiting as f64)),
+            opt(x.response),
+            format!("{:.3}", ms(x.cpu as f64)),
+            x.context_switches.to_string(),
+            x.preemptions.to_string(),
+            x.migrations.to_string(),
+            x.deadline_misses.to_string(),
+        ]);
+    }
+    t
+}
+
+/// The `policies` entry of one result (times in ms).
+pub fn policy_json(r: &SimResult) -> Value {
+    let o = &r.overall;
+    let opt = |x: Option<u64>| x.map(|v| ms(v as f64));
+    json!({
+        "policy": r.policy,
+        "avg_waiting": ms(o.avg_waiting),
+        "avg_turnaround": ms(o.avg_turnaround),
+        "avg_response": ms(o.avg_response),
+        "max_waiting": ms(o.max_waiting as f64),
+        "makespan": ms(o.makespan as f64),
+        "throughput": o.throughput,
+        "utilisation": o.utilisation,
+        "context_switches": o.context_switches,
+        "preemptions": o.preemptions,
+        "migrations": o.migrations,
+        "deadline_misses": o.deadline_misses,
+        "jain_cpu_per_weight": o.jain_cpu_per_weight,
+        "share_error_max": o.share_error_max,
+        "finished": o.finished,
+        "events": r.events,
+        "tasks": r.tasks.iter().map(|t| json!({
+            "name": t.name,
+            "arrival": ms(t.arrival as f64),
+            "finish": opt(t.finish),
+            "turnaround": opt(t.turnaround),
+            "waiting": ms(t.waiting as f64),
+            "response": opt(t.response),
+            "cpu": ms(t.cpu as f64),
+            "context_switches": t.context_switches,
+            "preemptions": t.preemptions,
+            "migrations": t.migrations,
+            "deadline_misses": t.deadline_misses,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The document of `schedlab sim run --json`: `policies` array, times in ms.
+pub fn comparison_json(results: &[SimResult], cfg: &SimConfig, per_cpu: bool) -> Value {
+    json!({
+        "time_unit": "ms",
+        "cpus": cfg.cpus,
+        "switch_cost_ms": ms(cfg.switch_cost as f64),
+        "queues": if per_cpu { "per-cpu" } else { "global" },
+        "priority_inheritance": cfg.priority_inheritance,
+        "policies": results.iter().map(policy_json).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_sim::workload::TaskSpec;
+
+    #[test]
+    fn best_values_are_marked() {
+        let w = Workload {
+            cpus: Some(1),
+            tasks: vec![
+                TaskSpec::cpu("P1", 0, 24_000_000),
+                TaskSpec::cpu("P2", 0, 3_000_000),
+                TaskSpec::cpu("P3", 0, 3_000_000),
+            ],
+        };
+        let rs = run_all(&w, &["fcfs".into(), "rr:quantum=4".into()], &SimConfig::default(), false).unwrap();
+        let t = comparison_table(&rs);
+        assert_eq!(t.rows[0][1], "17.000");
+        assert_eq!(t.rows[1][1], "5.667*");
+        let doc = comparison_json(&rs, &SimConfig::default(), false);
+        assert_eq!(doc["policies"][0]["avg_waiting"], 17.0);
+        assert_eq!(doc["policies"][1]["tasks"][1]["waiting"], 4.0);
+        assert!(run_all(&w, &["fcfs".into(), "rr:quantum=0".into()], &SimConfig::default(), false).is_err());
+    }
+}
