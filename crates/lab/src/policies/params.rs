@@ -269,6 +269,11 @@ pub fn deadline_runtime_ns(procs: usize) -> u64 {
     ((DEADLINE_PERIOD_NS as f64 * bw) as u64).max(1024)
 }
 
+/// The calling thread's nice value (0 if it cannot be read).
+fn inherited_nice() -> i32 {
+    schedlab_os::sched::get_sched(0).map(|p| p.nice).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,9 +315,4 @@ mod tests {
             assert!(total <= DEADLINE_TOTAL_BANDWIDTH + 0.02, "{n}: {total}");
         }
     }
-}
-
-/// The calling thread's nice value (0 if it cannot be read).
-fn inherited_nice() -> i32 {
-    schedlab_os::sched::get_sched(0).map(|p| p.nice).unwrap_or(0)
 }
