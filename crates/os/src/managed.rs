@@ -137,6 +137,14 @@ pub fn spawn_stopped(argv: &[String], cpus: &[usize], capture_stdout: bool) -> O
             if out_w_fd >= 0 && libc::dup2(out_w_fd, 1) < 0 {
                 fail(status_w_fd);
             }
+            // Handlers installed by the parent (e.g. the stop flag) must not survive in a child
+            // that is signalled before it reaches exec: default dispositions, like posix_spawn's
+            // POSIX_SPAWN_SETSIGDEF.
+            for sig in 1..32 {
+                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+            }
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -196,6 +204,33 @@ pub fn process_cpu_ns(pid: i32) -> OsResult<u64> {
     Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// A task-clock perf counter on another process's main thread: CPU time in nanoseconds,
+/// exact even while the task runs on another CPU (a read of a running task's counter asks
+/// that CPU for the current value). The process CPU clock (`clock_gettime` on
+/// [`process_cpu_ns`]) is only updated at scheduler ticks for a running task, which at
+/// HZ=250 makes it up to 4 ms stale — too coarse to end 10 ms slices.
+pub struct TaskClock(perf_event::Counter);
+
+impl TaskClock {
+    /// Open and enable the counter on `pid` (its main thread; threads created later are not counted).
+    pub fn open(pid: i32) -> OsResult<Self> {
+        let mut c = perf_event::Builder::new(perf_event::events::Software::TASK_CLOCK)
+            .observe_pid(pid)
+            .any_cpu()
+            .exclude_kernel(false)
+            .exclude_hv(false)
+            .build()
+            .map_err(|e| OsError::from_io(format!("opening a task-clock perf counter on process {pid}"), e))?;
+        c.enable().map_err(|e| OsError::from_io("enabling a task-clock perf counter", e))?;
+        Ok(TaskClock(c))
+    }
+
+    /// CPU time counted so far, in nanoseconds.
+    pub fn read_ns(&mut self) -> OsResult<u64> {
+        self.0.read().map_err(|e| OsError::from_io("reading a task-clock perf counter", e))
+    }
+}
+
 /// The one-letter state of `pid` from `/proc/<pid>/stat` (R, S, D, T, Z, ...), None if gone.
 pub fn proc_state(pid: i32) -> Option<char> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -239,6 +274,11 @@ mod tests {
         c.release().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
         let used = process_cpu_ns(c.pid).unwrap();
+        let mut tc = TaskClock::open(c.pid).unwrap();
+        let a = tc.read_ns().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let b = tc.read_ns().unwrap();
+        assert!(b - a > 5_000_000, "task clock advanced only {} ns in 20 ms", b - a);
         send_signal(c.pid, libc::SIGKILL).unwrap();
         crate::rusage::wait_pid(c.pid).unwrap();
         assert!(used > 1_000_000, "child used only {used} ns");

@@ -1,4 +1,15 @@
 //! Seed 004 live: the user-space weighted round robin host and the kernel alternatives.
+//!
+//! - [`spec`]: `WEIGHT:CMD` tasks and input checks.
+//! - [`tasks`]: the managed task processes (start barrier, capture, clean end).
+//! - [`host`]: the live host for any [`schedlab_sim::Policy`] (WRR is the first user).
+//! - [`summary`]: shares, slice errors, dispatcher cost, Gantt chart.
+
+pub mod host;
+pub mod spec;
+pub mod study;
+pub mod summary;
+pub mod tasks;
 
 use crate::Experiment;
 
