@@ -6,9 +6,19 @@
 //! driven by the discrete-event engine here and by the live dispatcher in `schedlab-lab`
 //! (which schedules real processes), letting reports put "predicted" beside "measured".
 //!
+//! - [`workload`]: tasks and JSON workload files (ms outside, integer ns inside);
+//!   [`generate`]: seeded generators.
+//! - [`engine`]: the discrete-event engine ([`engine::simulate`]).
+//! - [`policies`]: one file per policy and [`policies::by_spec`] to build one from a spec.
+//! - [`metrics`]: overall metrics (Jain's index, share error, utilisation, …).
+//!
 //! This crate never calls the operating system.
 
+pub mod engine;
+pub mod generate;
+pub mod metrics;
 pub mod policies;
 pub mod policy;
+pub mod workload;
 
 pub use policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};

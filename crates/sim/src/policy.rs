@@ -122,4 +122,12 @@ pub trait Policy: Send {
 
     /// Number of tasks waiting in the run queue (not counting running ones).
     fn queued(&self) -> usize;
+
+    /// `prio_changed`: the **running** task's priority changed (priority inheritance raised or
+    /// restored it; `task.priority` is the new effective value). Queued tasks are dequeued and
+    /// enqueued again by the host instead, so only policies that remember the running task's
+    /// priority (for [`Policy::preempts`]) need this.
+    fn prio_changed(&mut self, task: &TaskView, now: Time) {
+        let _ = (task, now);
+    }
 }

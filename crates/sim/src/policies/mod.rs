@@ -1,5 +1,183 @@
-//! One file per scheduling policy, as in Linux's kernel/sched/ (fair.c, rt.c, deadline.c).
+//! One file per scheduling policy, as in Linux's kernel/sched/ (fair.c, rt.c, deadline.c), and
+//! [`by_spec`] to build one from a spec string such as `rr:quantum=4`.
 
+pub mod cfs;
+pub mod common;
+pub mod edf;
+pub mod fcfs;
+pub mod freebsd;
+pub mod linux;
+pub mod lottery;
+pub mod mlfq;
+pub mod mlq;
+pub mod prio;
+pub mod rm;
+pub mod rr;
+pub mod sjf;
+pub mod solaris_ts;
+pub mod spec;
+pub mod srtf;
+pub mod stride;
+pub mod windows;
 pub mod wrr;
 
+pub use cfs::Cfs;
+pub use edf::Edf;
+pub use fcfs::Fcfs;
+pub use freebsd::FreeBsd;
+pub use lottery::Lottery;
+pub use mlfq::Mlfq;
+pub use mlq::Mlq;
+pub use prio::Priority;
+pub use rm::RateMonotonic;
+pub use rr::RoundRobin;
+pub use sjf::Sjf;
+pub use solaris_ts::SolarisTs;
+pub use spec::{Params, SpecError};
+pub use srtf::Srtf;
+pub use stride::Stride;
+pub use windows::Windows;
 pub use wrr::WeightedRoundRobin;
+
+use crate::policy::Policy;
+
+/// The policy names `by_spec` knows, with their parameters (times in ms), for `--help`.
+pub const CATALOGUE: &[(&str, &str)] = &[
+    ("fcfs", "first come, first served; no pre-emption"),
+    ("rr:quantum=4", "round robin; quantum (default 4)"),
+    ("cfs:latency=6,min_granularity=0.75,wakeup_granularity=1", "Linux CFS with the nice-to-weight table"),
+    ("wrr:quantum=10", "weighted round robin; slice = quantum × weight (seed 004)"),
+    ("sjf", "shortest job (next CPU burst) first; no pre-emption"),
+    ("srtf", "shortest remaining time first; pre-emptive"),
+    ("prio", "priority (lower number = higher); no pre-emption"),
+    (
+        "prio-preempt:aging=0,quantum=0",
+        "pre-emptive priority; aging = ms waited per level gained (0 = off); quantum = RR among equals (0 = off)",
+    ),
+    (
+        "mlq:queues=fcfs+prio",
+        "multilevel queue; sub-policies by '+', their params with '/' (rr/quantum=8); queue = class number or priority",
+    ),
+    (
+        "mlfq:levels=3,quantum=8,boost=1000",
+        "multilevel feedback queue; quantum doubles per level; boost period (0 = off)",
+    ),
+    ("edf", "earliest deadline first; pre-emptive"),
+    ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
+    ("stride:quantum=10", "stride scheduling; pass += stride (∝ 1/weight)"),
+    ("lottery:quantum=10,seed=1", "lottery scheduling with weight tickets; seeded"),
+    ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
+    ("windows:quantum=30,boost=2,starvation=4000", "Windows boost-and-decay model"),
+    ("freebsd:slice=100", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
+    ("linux:rr_quantum=100", "deadline (EDF) > real-time fifo/rr > CFS, by task class"),
+];
+
+/// Build a policy from a spec: `name` or `name:key=value,...` (times in ms unless suffixed).
+pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
+    let mut p = Params::parse(spec)?;
+    let policy: Box<dyn Policy> = match p.name.as_str() {
+        "fcfs" | "fifo" => Box::new(Fcfs::new()),
+        "rr" => Box::new(RoundRobin::new(p.time("quantum", 4.0)?)),
+        "cfs" => Box::new(Cfs::new(
+            p.time("latency", 6.0)?,
+            p.time("min_granularity", 0.75)?,
+            p.time("wakeup_granularity", 1.0)?,
+        )),
+        "wrr" => Box::new(WeightedRoundRobin::new(p.time("quantum", 10.0)?)),
+        "sjf" => Box::new(Sjf::new()),
+        "srtf" => Box::new(Srtf::new()),
+        "prio" => Box::new(Priority::new(false, None, None)),
+        "prio-preempt" | "prio_preempt" => {
+            let aging = p.time_opt("aging")?;
+            let quantum = p.time_opt("quantum")?;
+            Box::new(Priority::new(true, aging, quantum))
+        }
+        "mlq" => mlq(&mut p)?,
+        "mlfq" => {
+            let levels = p.uint("levels", 3, 1, 32)? as usize;
+            let quantum = p.time("quantum", 8.0)?;
+            let boost = match p.string("boost") {
+                None => Some(1_000_000_000),
+                Some(v) => spec::parse_time(&v).ok_or_else(|| p.error("boost", format!("`{v}` is not a time")))?.into(),
+            }
+            .filter(|&b| b > 0);
+            Box::new(Mlfq::new(levels, quantum, boost))
+        }
+        "edf" => Box::new(Edf::new()),
+        "rm" => Box::new(RateMonotonic::new()),
+        "stride" => Box::new(Stride::new(p.time("quantum", 10.0)?)),
+        "lottery" => {
+            let q = p.time("quantum", 10.0)?;
+            Box::new(Lottery::new(q, p.uint("seed", 1, 0, u64::MAX)?))
+        }
+        "solaris_ts" | "solaris" => Box::new(SolarisTs::new()),
+        "windows" => {
+            let q = p.time("quantum", 30.0)?;
+            let boost = p.uint("boost", 2, 0, 15)? as u8;
+            Box::new(Windows::new(q, boost, p.time("starvation", 4000.0)?))
+        }
+        "freebsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
+        "linux" => {
+            let rr = p.time("rr_quantum", 100.0)?;
+            let cfs =
+                Cfs::new(p.time("latency", 6.0)?, p.time("min_granularity", 0.75)?, p.time("wakeup_granularity", 1.0)?);
+            Box::new(linux::linux(rr, cfs))
+        }
+        other => {
+            let known: Vec<&str> = CATALOGUE.iter().map(|(s, _)| s.split(':').next().unwrap_or(s)).collect();
+            return Err(p.error("policy", format!("unknown policy `{other}` (known: {})", known.join(", "))));
+        }
+    };
+    p.finish()?;
+    Ok(policy)
+}
+
+/// `mlq:queues=fcfs+prio`: sub-specs joined by `+`, each `name/key=value/key=value`.
+fn mlq(p: &mut Params) -> Result<Box<dyn Policy>, SpecError> {
+    let list = p.string("queues").unwrap_or_else(|| "fcfs+prio".into());
+    let mut queues = Vec::new();
+    for (i, sub) in list.split('+').enumerate() {
+        let mut parts = sub.split('/');
+        let name = parts.next().unwrap_or_default();
+        let params: Vec<&str> = parts.collect();
+        let sub_spec = if params.is_empty() { name.to_string() } else { format!("{name}:{}", params.join(",")) };
+        if matches!(name, "mlq" | "linux") {
+            return Err(p.error("queues", format!("queue {i}: `{name}` cannot be nested")));
+        }
+        let q = by_spec(&sub_spec)
+            .map_err(|e| p.error("queues", format!("queue {i} (`{sub}`): {}: {}", e.field, e.message)))?;
+        queues.push(q);
+    }
+    let label = format!(
+        "mlq:queues={}",
+        queues.iter().map(|q| q.name().replace([':', ','], "/")).collect::<Vec<_>>().join("+")
+    );
+    Ok(Box::new(Mlq::new(label, queues, mlq::by_class_or_priority)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_bad_ones_name_the_field() {
+        assert_eq!(by_spec("rr:quantum=4").unwrap().name(), "rr:quantum=4");
+        assert_eq!(by_spec("rr:quantum=500us").unwrap().name(), "rr:quantum=0.5");
+        assert_eq!(by_spec("fcfs").unwrap().name(), "fcfs");
+        assert_eq!(by_spec("cfs").unwrap().name(), "cfs");
+        assert!(by_spec("wrr:quantum=10").unwrap().name().starts_with("wrr"));
+        let e = by_spec("rr:quantum=0").err().unwrap();
+        assert_eq!(e.field, "quantum");
+        assert!(e.to_string().contains("> 0"));
+        assert_eq!(by_spec("rr:quantom=3").err().unwrap().field, "quantom");
+        assert_eq!(by_spec("bogus").err().unwrap().field, "policy");
+        assert!(by_spec("bogus").err().unwrap().to_string().contains("bogus"));
+        assert_eq!(by_spec("rr:quantum=x").err().unwrap().field, "quantum");
+        assert_eq!(by_spec("rr:quantum=-1").err().unwrap().field, "quantum");
+        assert_eq!(by_spec("mlq:queues=rr/quantum=0+fcfs").err().unwrap().field, "queues");
+        assert_eq!(by_spec("mlq:queues=rr/quantum=8+fcfs").unwrap().name(), "mlq:queues=rr/quantum=8+fcfs");
+        for (spec, _) in CATALOGUE {
+            by_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Linux's Completely Fair Scheduler (the classic, pre-EEVDF one in kernel/sched/fair.c):
+//! every task accumulates virtual runtime `vruntime += ran × 1024 / weight(nice)`; the task with
+//! the smallest vruntime runs next, for `period × weight / Σweight`, where
+//! `period = max(latency, nr_running × min_granularity)`. New tasks start at the queue's
+//! `min_vruntime`; woken sleepers get at most half a latency of credit (GENTLE_FAIR_SLEEPERS);
+//! a woken task pre-empts the current one if its vruntime is smaller by more than the wake-up
+//! granularity.
+
+use super::common::{KeyQueue, PerTask};
+use super::spec::ms;
+use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
+
+/// Linux's `sched_prio_to_weight[]`: nice −20 … 19; nice 0 = 1024, each step ≈ ×1.25.
+pub const NICE_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// The load weight of a nice value (clamped to −20..=19).
+pub fn weight_of_nice(nice: i32) -> u64 {
+    NICE_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+#[derive(Debug, Clone)]
+pub struct Cfs {
+    latency: Dur,
+    min_granularity: Dur,
+    wakeup_granularity: Dur,
+    tree: KeyQueue<u64>,
+    vruntime: PerTask<u64>,
+    weight: PerTask<u64>,
+    /// Counted in the load (queued or running) — cleared when the host charges it.
+    on_rq: PerTask<bool>,
+    run_start: PerTask<Time>,
+    load: u64,
+    nr: u64,
+    min_vruntime: u64,
+}
+
+impl Cfs {
+    /// CFS with Linux's defaults for one CPU: latency 6 ms, min granularity 0.75 ms,
+    /// wake-up granularity 1 ms.
+    pub fn new(latency: Dur, min_granularity: Dur, wakeup_granularity: Dur) -> Self {
+        Cfs {
+            latency: latency.max(1),
+            min_granularity: min_granularity.max(1),
+            wakeup_granularity,
+            tree: KeyQueue::default(),
+            vruntime: PerTask::default(),
+            weight: PerTask::default(),
+            on_rq: PerTask::default(),
+            run_start: PerTask::default(),
+            load: 0,
+            nr: 0,
+            min_vruntime: 0,
+        }
+    }
+
+    fn vdelta(ran: Dur, weight: u64) -> u64 {
+        ((ran as u128 * 1024) / weight.max(1) as u128) as u64
+    }
+
+    fn add_load(&mut self, t: TaskId) {
+        if !self.on_rq.get(t) {
+            self.on_rq.set(t, true);
+            self.load += self.weight.get(t);
+            self.nr += 1;
+        }
+    }
+
+    fn remove_load(&mut self, t: TaskId) {
+        if self.on_rq.get(t) {
+            self.on_rq.set(t, false);
+            self.load -= self.weight.get(t);
+            self.nr -= 1;
+        }
+    }
+
+    /// The current vruntime of a running task, counting the time it has run since picked.
+    fn curr_vruntime(&self, t: TaskId, now: Time) -> u64 {
+        self.vruntime.get(t) + Self::vdelta(now.saturating_sub(self.run_start.get(t)), self.weight.get(t))
+    }
+}
+
+impl Default for Cfs {
+    fn default() -> Self {
+        Cfs::new(6_000_000, 750_000, 1_000_000)
+    }
+}
+
+impl Policy for Cfs {
+    fn name(&self) -> String {
+        if self.latency == 6_000_000 && self.min_granularity == 750_000 && self.wakeup_granularity == 1_000_000 {
+            "cfs".into()
+        } else {
+            format!(
+                "cfs:latency={},min_granularity={},wakeup_granularity={}",
+                ms(self.latency),
+                ms(self.min_granularity),
+                ms(self.wakeup_granularity)
+            )
+        }
+    }
+
+    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
+        let t = task.id;
+        let w = weight_of_nice(task.nice);
+        if self.on_rq.get(t) && self.weight.get(t) != w {
+            self.remove_load(t);
+        }
+        self.weight.set(t, w);
+        let vr = self.vruntime.get(t);
+        let vr = match why {
+            EnqueueReason::New => vr.max(self.min_vruntime),
+            EnqueueReason::Woken => vr.max(self.min_vruntime.saturating_sub(self.latency / 2)),
+            EnqueueReason::Migrated => vr.max(self.min_vruntime),
+            _ => vr,
+        };
+        self.vruntime.set(t, vr);
+        self.add_load(t);
+        self.tree.push(task, vr);
+    }
+
+    fn dequeue(&mut self, task: TaskId) {
+        if self.tree.remove(task).is_some() {
+            self.remove_load(task);
+        }
+    }
+
+    fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
+        let (t, vr) = self.tree.pop(cpu)?;
+        self.min_vruntime = self.min_vruntime.max(self.tree.min_key().map_or(vr, |m| m.min(vr)));
+        self.run_start.set(t, now);
+        let period = self.latency.max(self.nr * self.min_granularity);
+        let slice = ((period as u128 * self.weight.get(t) as u128) / self.load.max(1) as u128) as Dur;
+        Some(Pick { task: t, slice: Some(slice.max(self.min_granularity.min(period))) })
+    }
+
+    fn charge(&mut self, task: TaskId, ran: Dur, _now: Time) {
+        let w = self.weight.get(task);
+        *self.vruntime.get_mut(task) += Self::vdelta(ran, w);
+        self.remove_load(task);
+    }
+
+    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
+        let gran = Self::vdelta(self.wakeup_granularity, self.weight.get(woken));
+        self.vruntime.get(woken) + gran < self.curr_vruntime(running, now)
+    }
+
+    fn task_exit(&mut self, task: TaskId) {
+        self.dequeue(task);
+        self.remove_load(task);
+    }
+
+    fn queued(&self) -> usize {
+        self.tree.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_follow_linux_table() {
+        assert_eq!(weight_of_nice(0), 1024);
+        assert_eq!(weight_of_nice(-20), 88761);
+        assert_eq!(weight_of_nice(19), 15);
+        assert_eq!(weight_of_nice(5), 335);
+    }
+
+    #[test]
+    fn slices_split_the_latency_by_weight() {
+        let mut p = Cfs::default();
+        p.enqueue(&TaskView::new(0), EnqueueReason::New, 0);
+        p.enqueue(&TaskView { nice: -5, ..TaskView::new(1) }, EnqueueReason::New, 0);
+        let a = p.pick_next(0, 0).unwrap();
+        // Equal vruntime: FIFO, task 0 first; its share is 1024 / (1024 + 3121) of 6 ms.
+        assert_eq!(a.task, 0);
+        assert_eq!(a.slice, Some(6_000_000 * 1024 / (1024 + 3121)));
+    }
+}

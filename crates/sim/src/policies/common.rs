@@ -1,0 +1,270 @@
+//! Run-queue building blocks shared by the policies: per-task tables indexed by [`TaskId`],
+//! remembered CPU affinity, a FIFO queue and a key-ordered queue (a red-black tree in Linux;
+//! a `BTreeSet` here) that both skip tasks not allowed on the picking CPU.
+
+use crate::policy::{CpuId, TaskId, TaskView};
+use std::collections::{BTreeSet, VecDeque};
+
+/// A per-task value, grown on demand (task ids are small dense integers in every host).
+#[derive(Debug, Clone, Default)]
+pub struct PerTask<T: Clone + Default>(Vec<T>);
+
+impl<T: Clone + Default> PerTask<T> {
+    pub fn get(&self, t: TaskId) -> T {
+        self.0.get(t).cloned().unwrap_or_default()
+    }
+
+    pub fn get_ref(&self, t: TaskId) -> Option<&T> {
+        self.0.get(t)
+    }
+
+    pub fn set(&mut self, t: TaskId, v: T) {
+        if t >= self.0.len() {
+            self.0.resize(t + 1, T::default());
+        }
+        self.0[t] = v;
+    }
+
+    pub fn get_mut(&mut self, t: TaskId) -> &mut T {
+        if t >= self.0.len() {
+            self.0.resize(t + 1, T::default());
+        }
+        &mut self.0[t]
+    }
+}
+
+/// Each task's allowed CPUs as last seen at enqueue.
+#[derive(Debug, Clone, Default)]
+pub struct Affinity {
+    masks: Vec<Option<Vec<CpuId>>>,
+    restricted: usize,
+}
+
+impl Affinity {
+    /// Remember the affinity of `t`.
+    pub fn note(&mut self, t: &TaskView) {
+        if t.id >= self.masks.len() {
+            if t.affinity.is_none() {
+                return;
+            }
+            self.masks.resize(t.id + 1, None);
+        }
+        if self.masks[t.id] != t.affinity {
+            self.restricted =
+                self.restricted + usize::from(t.affinity.is_some()) - usize::from(self.masks[t.id].is_some());
+            self.masks[t.id] = t.affinity.clone();
+        }
+    }
+
+    /// The remembered CPU list of `t` (None = any).
+    pub fn mask(&self, t: TaskId) -> Option<Vec<CpuId>> {
+        self.masks.get(t).cloned().flatten()
+    }
+
+    /// May `t` run on `cpu`?
+    #[inline]
+    pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
+        self.restricted == 0 || self.masks.get(t).and_then(|m| m.as_ref()).is_none_or(|m| m.contains(&cpu))
+    }
+}
+
+/// A FIFO run queue (FCFS, RR, WRR-like policies).
+#[derive(Debug, Clone, Default)]
+pub struct Fifo {
+    q: VecDeque<TaskId>,
+    pub affinity: Affinity,
+}
+
+impl Fifo {
+    pub fn push_back(&mut self, t: &TaskView) {
+        self.affinity.note(t);
+        self.q.push_back(t.id);
+    }
+
+    pub fn push_front(&mut self, t: &TaskView) {
+        self.affinity.note(t);
+        self.q.push_front(t.id);
+    }
+
+    /// Remove and return the first task allowed on `cpu`.
+    pub fn pop(&mut self, cpu: CpuId) -> Option<TaskId> {
+        let pos = self.q.iter().position(|&t| self.affinity.allowed(t, cpu))?;
+        if pos == 0 {
+            self.q.pop_front()
+        } else {
+            self.q.remove(pos)
+        }
+    }
+
+    pub fn remove(&mut self, t: TaskId) {
+        if let Some(p) = self.q.iter().position(|&x| x == t) {
+            self.q.remove(p);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+/// A run queue ordered by a key, first come first served among equal keys.
+#[derive(Debug, Clone)]
+pub struct KeyQueue<K: Ord + Copy + Default> {
+    set: BTreeSet<(K, i64, TaskId)>,
+    entry: PerTask<Option<(K, i64)>>,
+    back: i64,
+    front: i64,
+    pub affinity: Affinity,
+}
+
+impl<K: Ord + Copy + Default> Default for KeyQueue<K> {
+    fn default() -> Self {
+        KeyQueue { set: BTreeSet::new(), entry: PerTask::default(), back: 0, front: 0, affinity: Affinity::default() }
+    }
+}
+
+impl<K: Ord + Copy + Default> KeyQueue<K> {
+    /// Queue `t` behind every task with the same key.
+    pub fn push(&mut self, t: &TaskView, key: K) {
+        self.back += 1;
+        self.insert(t, key, self.back);
+    }
+
+    /// Queue `t` ahead of every task with the same key (a pre-empted task keeps its place).
+    pub fn push_front(&mut self, t: &TaskView, key: K) {
+        self.front -= 1;
+        self.insert(t, key, self.front);
+    }
+
+    fn insert(&mut self, t: &TaskView, key: K, seq: i64) {
+        self.remove(t.id);
+        self.affinity.note(t);
+        self.set.insert((key, seq, t.id));
+        self.entry.set(t.id, Some((key, seq)));
+    }
+
+    /// Take `t` out of the queue; its key if it was queued.
+    pub fn remove(&mut self, t: TaskId) -> Option<K> {
+        let (k, s) = self.entry.get_ref(t).copied().flatten()?;
+        self.set.remove(&(k, s, t));
+        self.entry.set(t, None);
+        Some(k)
+    }
+
+    /// Move a queued task to `key`, behind its equals (its affinity is kept); false if absent.
+    pub fn rekey(&mut self, t: TaskId, key: K) -> bool {
+        if self.remove(t).is_none() {
+            return false;
+        }
+        self.back += 1;
+        self.set.insert((key, self.back, t));
+        self.entry.set(t, Some((key, self.back)));
+        true
+    }
+
+    /// Remove and return the first (smallest key) task allowed on `cpu`.
+    pub fn pop(&mut self, cpu: CpuId) -> Option<(TaskId, K)> {
+        let &(k, s, t) = self.set.iter().find(|&&(_, _, t)| self.affinity.allowed(t, cpu))?;
+        self.set.remove(&(k, s, t));
+        self.entry.set(t, None);
+        Some((t, k))
+    }
+
+    /// The smallest key queued.
+    pub fn min_key(&self) -> Option<K> {
+        self.set.first().map(|e| e.0)
+    }
+
+    /// The queued key of `t`.
+    pub fn key_of(&self, t: TaskId) -> Option<K> {
+        self.entry.get_ref(t).copied().flatten().map(|e| e.0)
+    }
+
+    /// Queued tasks in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (TaskId, K)> + '_ {
+        self.set.iter().map(|&(k, _, t)| (t, k))
+    }
+
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+/// Tasks in the order they were queued, to find one that has waited too long (anti-starvation
+/// in `solaris_ts` and `windows`) in amortised O(1).
+#[derive(Debug, Clone, Default)]
+pub struct WaitWatch {
+    q: VecDeque<(crate::policy::Time, TaskId, u64)>,
+    token: PerTask<u64>,
+}
+
+impl WaitWatch {
+    /// `t` started waiting at `now`.
+    pub fn note(&mut self, t: TaskId, now: crate::policy::Time) {
+        let tok = self.token.get(t) + 1;
+        self.token.set(t, tok);
+        self.q.push_back((now, t, tok));
+    }
+
+    /// `t` stopped waiting (picked or removed).
+    pub fn forget(&mut self, t: TaskId) {
+        *self.token.get_mut(t) += 1;
+    }
+
+    /// The longest-waiting task if it has waited at least `limit`.
+    pub fn starved(&mut self, now: crate::policy::Time, limit: crate::policy::Dur) -> Option<TaskId> {
+        while let Some(&(at, t, tok)) = self.q.front() {
+            if tok != self.token.get(t) {
+                self.q.pop_front();
+                continue;
+            }
+            if now.saturating_sub(at) >= limit {
+                self.q.pop_front();
+                *self.token.get_mut(t) += 1;
+                return Some(t);
+            }
+            break;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_queue_orders_by_key_then_fifo_and_honours_affinity() {
+        let mut q = KeyQueue::<i32>::default();
+        q.push(&TaskView::new(0), 5);
+        q.push(&TaskView::new(1), 1);
+        q.push(&TaskView::new(2), 5);
+        q.push_front(&TaskView::new(3), 5);
+        q.push(&TaskView { affinity: Some(vec![1]), ..TaskView::new(4) }, 0);
+        assert_eq!(q.pop(0), Some((1, 1)));
+        assert_eq!(q.pop(0), Some((3, 5)));
+        assert_eq!(q.remove(0), Some(5));
+        assert_eq!(q.pop(0), Some((2, 5)));
+        assert_eq!(q.pop(0), None);
+        assert_eq!(q.pop(1), Some((4, 0)));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn fifo_skips_disallowed() {
+        let mut f = Fifo::default();
+        f.push_back(&TaskView { affinity: Some(vec![1]), ..TaskView::new(0) });
+        f.push_back(&TaskView::new(1));
+        assert_eq!(f.pop(0), Some(1));
+        assert_eq!(f.pop(0), None);
+        assert_eq!(f.pop(1), Some(0));
+    }
+}

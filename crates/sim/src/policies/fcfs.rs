@@ -1,0 +1,44 @@
+//! First come, first served: one FIFO queue, no time slices; a task runs until it blocks or
+//! ends. (A task pre-empted by a higher class, inside `mlq`/`linux`, keeps its place at the head.)
+
+use super::common::Fifo;
+use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
+
+#[derive(Debug, Clone, Default)]
+pub struct Fcfs {
+    q: Fifo,
+}
+
+impl Fcfs {
+    pub fn new() -> Self {
+        Fcfs::default()
+    }
+}
+
+impl Policy for Fcfs {
+    fn name(&self) -> String {
+        "fcfs".into()
+    }
+
+    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
+        if why == EnqueueReason::Preempted {
+            self.q.push_front(task);
+        } else {
+            self.q.push_back(task);
+        }
+    }
+
+    fn dequeue(&mut self, task: TaskId) {
+        self.q.remove(task);
+    }
+
+    fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
+        self.q.pop(cpu).map(|task| Pick { task, slice: None })
+    }
+
+    fn charge(&mut self, _task: TaskId, _ran: Dur, _now: Time) {}
+
+    fn queued(&self) -> usize {
+        self.q.len()
+    }
+}

@@ -1,0 +1,77 @@
+//! Multilevel queue: several queues, each with its own policy, and fixed priority between them —
+//! a task in a higher queue (lower index) always goes first and pre-empts a task of a lower
+//! queue. A task stays in its queue for life. The queue comes from a classifier: by default the
+//! task's `class` as a number, else its priority, clamped to the last queue. Linux's scheduler
+//! (`linux.rs`) is this same structure with deadline, real-time and fair classes.
+
+use super::common::PerTask;
+use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
+
+/// Maps a task to a queue index.
+pub type Classifier = fn(&TaskView, usize) -> usize;
+
+/// Queue = `class` parsed as a number, else the priority; clamped to `0..n`.
+pub fn by_class_or_priority(t: &TaskView, n: usize) -> usize {
+    let i = t.class.as_deref().and_then(|c| c.parse::<i64>().ok()).unwrap_or(t.priority as i64);
+    i.clamp(0, n as i64 - 1) as usize
+}
+
+pub struct Mlq {
+    label: String,
+    queues: Vec<Box<dyn Policy>>,
+    classify: Classifier,
+    queue_of: PerTask<usize>,
+}
+
+impl Mlq {
+    /// Queues in priority order (index 0 first).
+    pub fn new(label: String, queues: Vec<Box<dyn Policy>>, classify: Classifier) -> Self {
+        assert!(!queues.is_empty(), "at least one queue");
+        Mlq { label, queues, classify, queue_of: PerTask::default() }
+    }
+}
+
+impl Policy for Mlq {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
+        let q = (self.classify)(task, self.queues.len());
+        self.queue_of.set(task.id, q);
+        self.queues[q].enqueue(task, why, now);
+    }
+
+    fn dequeue(&mut self, task: TaskId) {
+        let q = self.queue_of.get(task);
+        self.queues[q].dequeue(task);
+    }
+
+    fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
+        self.queues.iter_mut().find_map(|q| q.pick_next(cpu, now))
+    }
+
+    fn charge(&mut self, task: TaskId, ran: Dur, now: Time) {
+        let q = self.queue_of.get(task);
+        self.queues[q].charge(task, ran, now);
+    }
+
+    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
+        let (w, r) = (self.queue_of.get(woken), self.queue_of.get(running));
+        w < r || (w == r && self.queues[w].preempts(woken, running, now))
+    }
+
+    fn task_exit(&mut self, task: TaskId) {
+        let q = self.queue_of.get(task);
+        self.queues[q].task_exit(task);
+    }
+
+    fn queued(&self) -> usize {
+        self.queues.iter().map(|q| q.queued()).sum()
+    }
+
+    fn prio_changed(&mut self, task: &TaskView, now: Time) {
+        let q = self.queue_of.get(task.id);
+        self.queues[q].prio_changed(task, now);
+    }
+}

@@ -1,0 +1,369 @@
+//! Workloads: tasks with arrival, alternating CPU/I-O bursts, priority, nice/weight, deadline,
+//! period, affinity and named locks. JSON files give times in milliseconds (fractions
+//! allowed); inside, every time is an integer number of nanoseconds.
+//!
+//! ```json
+//! {"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24],"priority":3,"weight":1}]}
+//! ```
+//!
+//! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
+
+use crate::policy::{CpuId, Dur, Time};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a workload was rejected; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadError {
+    /// Path of the offending field, e.g. `tasks[1].bursts`.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> WorkloadError {
+    WorkloadError { field: field.into(), message: message.into() }
+}
+
+/// A named lock held for the whole of one CPU burst (index counts CPU bursts only: 0 = first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockUse {
+    pub name: String,
+    pub burst: usize,
+}
+
+/// One task. Times in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskSpec {
+    pub name: String,
+    pub arrival: Time,
+    /// CPU, I/O, CPU, … (odd count: starts and ends with CPU).
+    pub bursts: Vec<Dur>,
+    /// Lower number = higher priority.
+    pub priority: i32,
+    /// Share weight (WRR, stride, lottery); ≥ 1.
+    pub weight: u32,
+    /// Linux nice −20..=19 (CFS).
+    pub nice: i32,
+    /// Relative deadline of each job (from its release).
+    pub deadline: Option<Dur>,
+    /// Period of a periodic task: job k is released at `arrival + k × period`.
+    pub period: Option<Dur>,
+    /// Number of jobs (periodic tasks); 1 otherwise.
+    pub jobs: u32,
+    /// Allowed CPUs; None = any.
+    pub affinity: Option<Vec<CpuId>>,
+    /// Queue or class for `mlq`/`linux`/`freebsd`/`windows` (e.g. "0", "fifo", "deadline").
+    pub class: Option<String>,
+    pub locks: Vec<LockUse>,
+}
+
+impl TaskSpec {
+    /// A CPU-only task: one burst, weight 1.
+    pub fn cpu(name: &str, arrival: Time, burst: Dur) -> Self {
+        TaskSpec { name: name.into(), arrival, bursts: vec![burst], weight: 1, jobs: 1, ..Default::default() }
+    }
+
+    /// Total CPU demand of one job.
+    pub fn cpu_demand(&self) -> Dur {
+        self.bursts.iter().step_by(2).sum()
+    }
+}
+
+/// A workload: tasks and, optionally, the number of CPUs it was written for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Workload {
+    pub cpus: Option<usize>,
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// The on-disk (JSON, milliseconds) form of a task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arrival: f64,
+    bursts: Vec<f64>,
+    #[serde(default)]
+    priority: i32,
+    #[serde(default = "one")]
+    weight: i64,
+    #[serde(default)]
+    nice: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deadline: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    period: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jobs: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    affinity: Option<Vec<CpuId>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    class: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    locks: Vec<LockUse>,
+}
+
+fn one() -> i64 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cpus: Option<i64>,
+    tasks: Vec<RawTask>,
+}
+
+/// Milliseconds (JSON) → nanoseconds, rejecting negative, NaN and absurd values.
+fn ms_to_ns(field: &str, ms: f64) -> Result<Dur, WorkloadError> {
+    if !ms.is_finite() {
+        return Err(err(field, format!("not a finite time: {ms}")));
+    }
+    if ms < 0.0 {
+        return Err(err(field, format!("negative time {ms} ms")));
+    }
+    if ms > 1.0e12 {
+        return Err(err(field, format!("time {ms} ms is too large (max 1e12 ms)")));
+    }
+    Ok((ms * 1e6).round() as Dur)
+}
+
+fn ns_to_ms(ns: Dur) -> f64 {
+    ns as f64 / 1e6
+}
+
+impl Workload {
+    /// Parse and validate a JSON workload (times in ms).
+    pub fn from_json_str(s: &str) -> Result<Workload, WorkloadError> {
+        let raw: RawWorkload = serde_json::from_str(s).map_err(|e| {
+            let msg = e.to_string();
+            // serde names unknown/missing fields in the message itself; keep it whole.
+            let field = msg
+                .split('`')
+                .nth(1)
+                .filter(|_| msg.contains("field"))
+                .map(str::to_string)
+                .unwrap_or_else(|| "workload".into());
+            err(field, msg)
+        })?;
+        Self::from_raw(raw)
+    }
+
+    /// Serialize to the JSON file form (times in ms).
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string_pretty(&self.to_raw()).expect("workload serializes")
+    }
+
+    fn from_raw(raw: RawWorkload) -> Result<Workload, WorkloadError> {
+        let cpus = match raw.cpus {
+            None => None,
+            Some(c) if (1..=1024).contains(&c) => Some(c as usize),
+            Some(c) => return Err(err("cpus", format!("must be 1..=1024, got {c}"))),
+        };
+        if raw.tasks.is_empty() {
+            return Err(err("tasks", "no tasks"));
+        }
+        let mut tasks = Vec::with_capacity(raw.tasks.len());
+        for (i, t) in raw.tasks.into_iter().enumerate() {
+            let f = |name: &str| format!("tasks[{i}].{name}");
+            if t.bursts.is_empty() {
+                return Err(err(f("bursts"), "empty: a task needs at least one CPU burst"));
+            }
+            if t.bursts.len() % 2 == 0 {
+                return Err(err(
+                    f("bursts"),
+                    format!(
+                        "{} bursts: bursts alternate CPU, I/O, CPU, … and must end with a CPU burst",
+                        t.bursts.len()
+                    ),
+                ));
+            }
+            let mut bursts = Vec::with_capacity(t.bursts.len());
+            for (k, b) in t.bursts.iter().enumerate() {
+                let ns = ms_to_ns(&format!("tasks[{i}].bursts[{k}]"), *b)?;
+                if k % 2 == 0 && ns == 0 {
+                    return Err(err(format!("tasks[{i}].bursts[{k}]"), "a CPU burst must be longer than 0 ms"));
+                }
+                bursts.push(ns);
+            }
+            if t.weight < 1 || t.weight > 1_000_000 {
+                return Err(err(f("weight"), format!("must be 1..=1000000, got {}", t.weight)));
+            }
+            if !(-20..=19).contains(&t.nice) {
+                return Err(err(f("nice"), format!("must be -20..=19, got {}", t.nice)));
+            }
+            let deadline = t.deadline.map(|d| ms_to_ns(&f("deadline"), d)).transpose()?;
+            if deadline == Some(0) {
+                return Err(err(f("deadline"), "must be > 0 ms"));
+            }
+            let period = t.period.map(|d| ms_to_ns(&f("period"), d)).transpose()?;
+            if period == Some(0) {
+                return Err(err(f("period"), "must be > 0 ms"));
+            }
+            let jobs = match t.jobs {
+                None => 1,
+                Some(j) if (1..=1_000_000).contains(&j) && (j == 1 || period.is_some()) => j as u32,
+                Some(j) if period.is_none() => {
+                    return Err(err(f("jobs"), format!("{j} jobs need a period")));
+                }
+                Some(j) => return Err(err(f("jobs"), format!("must be 1..=1000000, got {j}"))),
+            };
+            if let Some(a) = &t.affinity {
+                if a.is_empty() {
+                    return Err(err(f("affinity"), "empty CPU list (omit it to allow every CPU)"));
+                }
+                if let Some(c) = cpus {
+                    if let Some(bad) = a.iter().find(|&&x| x >= c) {
+                        return Err(err(f("affinity"), format!("CPU {bad} does not exist (cpus = {c})")));
+                    }
+                }
+            }
+            let n_cpu = bursts.len().div_ceil(2);
+            for (k, l) in t.locks.iter().enumerate() {
+                if l.name.is_empty() {
+                    return Err(err(format!("tasks[{i}].locks[{k}].name"), "empty lock name"));
+                }
+                if l.burst >= n_cpu {
+                    return Err(err(
+                        format!("tasks[{i}].locks[{k}].burst"),
+                        format!("CPU burst {} does not exist (the task has {n_cpu})", l.burst),
+                    ));
+                }
+            }
+            tasks.push(TaskSpec {
+                name: t.name.unwrap_or_else(|| format!("T{i}")),
+                arrival: ms_to_ns(&f("arrival"), t.arrival)?,
+                bursts,
+                priority: t.priority,
+                weight: t.weight as u32,
+                nice: t.nice,
+                deadline,
+                period,
+                jobs,
+                affinity: t.affinity,
+                class: t.class,
+                locks: t.locks,
+            });
+        }
+        Ok(Workload { cpus, tasks })
+    }
+
+    fn to_raw(&self) -> RawWorkload {
+        RawWorkload {
+            cpus: self.cpus.map(|c| c as i64),
+            tasks: self
+                .tasks
+                .iter()
+                .map(|t| RawTask {
+                    name: Some(t.name.clone()),
+                    arrival: ns_to_ms(t.arrival),
+                    bursts: t.bursts.iter().map(|&b| ns_to_ms(b)).collect(),
+                    priority: t.priority,
+                    weight: t.weight as i64,
+                    nice: t.nice,
+                    deadline: t.deadline.map(ns_to_ms),
+                    period: t.period.map(ns_to_ms),
+                    jobs: (t.jobs != 1).then_some(t.jobs as i64),
+                    affinity: t.affinity.clone(),
+                    class: t.class.clone(),
+                    locks: t.locks.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Check that the workload fits `cpus` CPUs (affinity names existing CPUs).
+    pub fn check_cpus(&self, cpus: usize) -> Result<(), WorkloadError> {
+        for (i, t) in self.tasks.iter().enumerate() {
+            if let Some(a) = &t.affinity {
+                if let Some(bad) = a.iter().find(|&&x| x >= cpus) {
+                    return Err(err(
+                        format!("tasks[{i}].affinity"),
+                        format!("CPU {bad} does not exist (cpus = {cpus})"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_raw().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Workload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = RawWorkload::deserialize(d)?;
+        Workload::from_raw(raw).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad(json: &str) -> WorkloadError {
+        Workload::from_json_str(json).unwrap_err()
+    }
+
+    #[test]
+    fn parses_the_issue_example() {
+        let w = Workload::from_json_str(
+            r#"{"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24],"priority":3,"weight":1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(w.cpus, Some(1));
+        assert_eq!(w.tasks[0].bursts, vec![24_000_000]);
+        assert_eq!(w.tasks[0].priority, 3);
+        let back = Workload::from_json_str(&w.to_json_string()).unwrap();
+        assert_eq!(back, w);
+    }
+
+    #[test]
+    fn fractions_of_ms_become_ns() {
+        let w = Workload::from_json_str(r#"{"tasks":[{"arrival":0.5,"bursts":[1.25,2,0.001]}]}"#).unwrap();
+        assert_eq!(w.tasks[0].arrival, 500_000);
+        assert_eq!(w.tasks[0].bursts, vec![1_250_000, 2_000_000, 1_000]);
+        assert_eq!(w.tasks[0].name, "T0");
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let e = bad(r#"{"tasks":[{"bursts":[1]},{"arrival":-1,"bursts":[1]}]}"#);
+        assert_eq!(e.field, "tasks[1].arrival");
+        assert!(e.message.contains("negative"));
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[]}]}"#).field, "tasks[0].bursts");
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[1,2]}]}"#).field, "tasks[0].bursts");
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[0]}]}"#).field, "tasks[0].bursts[0]");
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[1,-3,1]}]}"#).field, "tasks[0].bursts[1]");
+        let e = bad(r#"{"tasks":[{"bursts":[1],"colour":"red"}]}"#);
+        assert_eq!(e.field, "colour");
+        assert!(e.to_string().contains("unknown field"));
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[1],"weight":0}]}"#).field, "tasks[0].weight");
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[1],"nice":40}]}"#).field, "tasks[0].nice");
+        assert_eq!(bad(r#"{"cpus":0,"tasks":[{"bursts":[1]}]}"#).field, "cpus");
+        assert_eq!(bad(r#"{"cpus":2,"tasks":[{"bursts":[1],"affinity":[2]}]}"#).field, "tasks[0].affinity");
+        assert_eq!(bad(r#"{"tasks":[{"bursts":[1],"jobs":3}]}"#).field, "tasks[0].jobs");
+        assert_eq!(
+            bad(r#"{"tasks":[{"bursts":[1],"locks":[{"name":"L","burst":1}]}]}"#).field,
+            "tasks[0].locks[0].burst"
+        );
+        assert_eq!(bad(r#"{"tasks":[]}"#).field, "tasks");
+        assert_eq!(bad(r#"{"tasks":[{"name":"x"}]}"#).field, "bursts");
+    }
+}

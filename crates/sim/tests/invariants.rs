@@ -1,0 +1,206 @@
+//! Property tests over random workloads, for every policy, with one global queue and with
+//! per-CPU queues: no task runs before its (job's) release or during its I/O; a CPU runs one
+//! task at a time and a task runs on one CPU at a time; every CPU burst is served exactly; no
+//! CPU idles while a runnable task allowed on it waits (every policy here is work-conserving).
+
+use proptest::prelude::*;
+use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
+use schedlab_sim::policies::{by_spec, CATALOGUE};
+use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
+use std::collections::HashMap;
+
+const US: u64 = 1_000;
+
+fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
+    (
+        0u64..40_000,
+        prop::collection::vec((1u64..15_000, 0u64..8_000), 1..4),
+        0i32..5,
+        1u32..6,
+        -5i32..6,
+        prop::option::of(1u64..60_000),
+        prop::option::weighted(0.2, (10_000u64..40_000, 2u32..4)),
+        prop::option::weighted(0.3, prop::collection::btree_set(0..cpus, 1..=cpus)),
+        prop::option::weighted(0.2, 0usize..2),
+        prop::sample::select(vec![
+            None,
+            Some("0"),
+            Some("1"),
+            Some("fifo"),
+            Some("rr"),
+            Some("deadline"),
+            Some("realtime"),
+        ]),
+    )
+        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class)| {
+            let mut b = vec![];
+            for (i, (cpu, io)) in bursts.iter().enumerate() {
+                if i > 0 {
+                    b.push(io * US / 1_000 * 1_000);
+                }
+                b.push(*cpu * US);
+            }
+            let (period, jobs) = match periodic {
+                Some((p, j)) => (Some(p * US), j),
+                None => (None, 1),
+            };
+            let n_cpu = b.len().div_ceil(2);
+            TaskSpec {
+                name: String::new(),
+                arrival: arr * US,
+                bursts: b,
+                priority: prio,
+                weight,
+                nice,
+                deadline: deadline.map(|d| d * US),
+                period,
+                jobs,
+                affinity: aff.map(|s| s.into_iter().collect()),
+                class: class.map(str::to_string),
+                locks: lock
+                    .map(|l| vec![LockUse { name: format!("L{l}"), burst: l.min(n_cpu - 1) }])
+                    .unwrap_or_default(),
+            }
+        })
+}
+
+fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64)> {
+    (1usize..4, prop::sample::select(vec![0u64, 0, 50 * US]))
+        .prop_flat_map(|(cpus, cost)| (prop::collection::vec(task_strategy(cpus), 1..9), Just(cpus), Just(cost)))
+        .prop_map(|(mut tasks, cpus, cost)| {
+            for (i, t) in tasks.iter_mut().enumerate() {
+                t.name = format!("T{i}");
+            }
+            (Workload { cpus: Some(cpus), tasks }, cpus, cost)
+        })
+}
+
+/// Check every invariant on a finished run; Err says which and where.
+fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
+    if r.idle_violations != 0 {
+        return Err(format!("{} instants with an idle CPU while an allowed task waited", r.idle_violations));
+    }
+    let mut served: HashMap<(usize, u32, u32), u64> = HashMap::new();
+    let mut first: HashMap<(usize, u32, u32), u64> = HashMap::new();
+    let mut last: HashMap<(usize, u32, u32), u64> = HashMap::new();
+    for s in &r.slices {
+        let t = &w.tasks[s.task];
+        if s.end <= s.start {
+            return Err(format!("empty slice {s:?}"));
+        }
+        let release = t.arrival + s.job as u64 * t.period.unwrap_or(0);
+        if s.start < release {
+            return Err(format!("{} ran at {} before its release {}", t.name, s.start, release));
+        }
+        if let Some(a) = &t.affinity {
+            if !a.contains(&s.cpu) {
+                return Err(format!("{} ran on CPU {} outside its affinity", t.name, s.cpu));
+            }
+        }
+        *served.entry((s.task, s.job, s.burst)).or_default() += s.end - s.start;
+        let f = first.entry((s.task, s.job, s.burst)).or_insert(s.start);
+        *f = (*f).min(s.start);
+        let l = last.entry((s.task, s.job, s.burst)).or_insert(s.end);
+        *l = (*l).max(s.end);
+    }
+    for (i, t) in w.tasks.iter().enumerate() {
+        if r.tasks[i].finish.is_none() {
+            return Err(format!("{} never finished", t.name));
+        }
+        for job in 0..t.jobs {
+            for b in (0..t.bursts.len()).step_by(2) {
+                let got = served.get(&(i, job, b as u32)).copied().unwrap_or(0);
+                if got != t.bursts[b] {
+                    return Err(format!("{} job {job} burst {b}: served {got}, wanted {}", t.name, t.bursts[b]));
+                }
+                if b >= 2 {
+                    let io_end = last[&(i, job, b as u32 - 2)] + t.bursts[b - 1];
+                    if first[&(i, job, b as u32)] < io_end {
+                        return Err(format!("{} job {job} ran burst {b} during its I/O (before {io_end})", t.name));
+                    }
+                }
+            }
+        }
+    }
+    // One task per CPU at a time, and one CPU per task at a time.
+    let mut by_cpu: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
+    let mut by_task: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
+    for s in &r.slices {
+        by_cpu.entry(s.cpu).or_default().push((s.start, s.end));
+        by_task.entry(s.task).or_default().push((s.start, s.end));
+    }
+    for (what, map) in [("CPU", by_cpu), ("task", by_task)] {
+        for (k, mut v) in map {
+            v.sort();
+            if let Some(p) = v.windows(2).find(|p| p[1].0 < p[0].1) {
+                return Err(format!("{what} {k}: overlapping runs {:?} and {:?}", p[0], p[1]));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn specs() -> Vec<String> {
+    let mut v: Vec<String> = CATALOGUE.iter().map(|(s, _)| s.to_string()).collect();
+    v.push("mlq:queues=rr/quantum=2+srtf+fcfs".into());
+    v.push("prio-preempt:aging=5,quantum=3".into());
+    v.push("mlfq:levels=4,quantum=1,boost=20".into());
+    v.push("rr:quantum=0.5".into());
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_policy_keeps_the_invariants((w, cpus, cost) in workload_strategy()) {
+        for spec in specs() {
+            let cfg = SimConfig { cpus, switch_cost: cost, check_invariants: true, ..SimConfig::default() };
+            let mut p = by_spec(&spec).unwrap();
+            let r = simulate(&w, p.as_mut(), &cfg);
+            prop_assert!(check(&w, &r).is_ok(), "{spec} (global, {cpus} CPUs): {}", check(&w, &r).unwrap_err());
+            let mut per: Vec<_> = (0..cpus).map(|_| by_spec(&spec).unwrap()).collect();
+            let r = simulate_per_cpu(&w, &mut per, &cfg);
+            prop_assert!(check(&w, &r).is_ok(), "{spec} (per-CPU, {cpus} CPUs): {}", check(&w, &r).unwrap_err());
+        }
+    }
+}
+
+#[test]
+fn a_broken_run_is_caught() {
+    // The checker itself must fail on a wrong result: shorten one slice.
+    let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("a", 0, 5_000_000)] };
+    let mut p = by_spec("fcfs").unwrap();
+    let mut r = simulate(&w, p.as_mut(), &SimConfig::default());
+    assert!(check(&w, &r).is_ok());
+    r.slices[0].end -= 1;
+    assert!(check(&w, &r).unwrap_err().contains("served"));
+}
+
+/// A policy that never runs anything: the idle check must notice.
+struct Lazy(Vec<usize>);
+
+impl schedlab_sim::Policy for Lazy {
+    fn name(&self) -> String {
+        "lazy".into()
+    }
+    fn enqueue(&mut self, t: &schedlab_sim::TaskView, _: schedlab_sim::EnqueueReason, _: u64) {
+        self.0.push(t.id);
+    }
+    fn dequeue(&mut self, _: usize) {}
+    fn pick_next(&mut self, _: usize, _: u64) -> Option<schedlab_sim::Pick> {
+        None
+    }
+    fn charge(&mut self, _: usize, _: u64, _: u64) {}
+    fn queued(&self) -> usize {
+        self.0.len()
+    }
+}
+
+#[test]
+fn an_idling_policy_is_caught() {
+    let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("a", 0, 5_000_000)] };
+    let r = simulate(&w, &mut Lazy(vec![]), &SimConfig { check_invariants: true, ..SimConfig::default() });
+    assert!(r.idle_violations > 0);
+    assert!(check(&w, &r).is_err());
+}
