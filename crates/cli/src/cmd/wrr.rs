@@ -104,6 +104,9 @@ struct StudyArgs {
     /// Which mechanisms to measure (comma-separated): wrr, cgroup, nice, deadline.
     #[arg(long, value_delimiter = ',', default_value = "wrr,cgroup,nice,deadline")]
     only: Vec<String>,
+    /// Skip test 2 (time to finish a fixed job).
+    #[arg(long)]
+    test1_only: bool,
     /// Print one JSON document on stdout instead of tables.
     #[arg(long)]
     json: bool,
@@ -248,7 +251,8 @@ fn run_study(a: StudyArgs) -> Result<()> {
     } else {
         schedlab_lab::Scale::Default
     };
-    let which = study::Which::parse(&a.only)?;
+    let mut which = study::Which::parse(&a.only)?;
+    which.test2 = !a.test1_only;
     schedlab_os::signals::install_stop_handler();
     let section = study::run_study(scale, &which, &a.out, &schedlab_lab::experiment::NoProgress)?;
     output::emit(&section, a.json)

@@ -410,10 +410,10 @@ fn dispatch(
     set.freeze();
     let now = clock::monotonic_ns();
     let cpu_end: Vec<u64> = (0..n).map(|i| set.cpu_ns(i)).collect();
-    for k in 0..slots.len() {
-        if let Some(r) = slots[k].take() {
+    for (slot, &cpu) in slots.iter_mut().zip(&cfg.cpus) {
+        if let Some(r) = slot.take() {
             let used = cpu_end[r.task].saturating_sub(r.cpu_at_start);
-            slices.push(slice(&r, cfg.cpus[k], now, t0, used, SliceEnd::RunEnded));
+            slices.push(slice(&r, cpu, now, t0, used, SliceEnd::RunEnded));
         }
     }
     let disp = clock::thread_cpu_ns() - disp0;

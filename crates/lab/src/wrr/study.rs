@@ -34,6 +34,8 @@ const SEED: &str = "004_weighted_round_robin";
 #[derive(Debug, Clone, Copy)]
 pub struct Which {
     pub wrr: bool,
+    /// Run test 2 (time to finish a fixed job) as well as test 1.
+    pub test2: bool,
     pub cgroup: bool,
     pub nice: bool,
     pub deadline: bool,
@@ -42,12 +44,12 @@ pub struct Which {
 impl Which {
     /// Everything.
     pub fn all() -> Self {
-        Which { wrr: true, cgroup: true, nice: true, deadline: true }
+        Which { wrr: true, test2: true, cgroup: true, nice: true, deadline: true }
     }
 
     /// Parse `wrr,cgroup,nice,deadline` (any subset), naming an unknown entry.
     pub fn parse(list: &[String]) -> Result<Self> {
-        let mut w = Which { wrr: false, cgroup: false, nice: false, deadline: false };
+        let mut w = Which { wrr: false, test2: true, cgroup: false, nice: false, deadline: false };
         for item in list {
             match item.trim() {
                 "wrr" => w.wrr = true,
@@ -316,7 +318,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
     }
 
     // Test 1, kernel alternatives.
-    let mut alts: Vec<(Kernel, Result<Vec<PerWeight>, String>, Vec<AltRun>)> = Vec::new();
+    let mut alts: Vec<AltResult> = Vec::new();
     for k in which.kernels() {
         let mut runs = Vec::new();
         let mut raw = Vec::new();
@@ -356,7 +358,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
     // Test 2, live WRR.
     let mut t2: Vec<PerWeight> = Vec::new();
     let mut t2_raw = Vec::new();
-    if which.wrr {
+    if which.wrr && which.test2 {
         for r in 0..plan.t2_runs {
             if schedlab_os::signals::stop_requested() {
                 interrupted = true;
@@ -414,6 +416,9 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
     })
 }
 
+/// A kernel alternative: its per-weight runs (or why it could not run) and the raw runs.
+type AltResult = (Kernel, Result<Vec<PerWeight>, String>, Vec<AltRun>);
+
 struct Built<'a> {
     plan: Plan,
     scale: Scale,
@@ -423,7 +428,7 @@ struct Built<'a> {
     t1_raw: Vec<Value>,
     t2: Vec<PerWeight>,
     t2_raw: Vec<Value>,
-    alts: Vec<(Kernel, Result<Vec<PerWeight>, String>, Vec<AltRun>)>,
+    alts: Vec<AltResult>,
     sim_t1_mean: Vec<f64>,
     sim_t2_mean: Vec<f64>,
     slice_err: Spread,
