@@ -150,6 +150,9 @@ pub struct Slice {
     /// CPU time the task received between start and end.
     pub cpu_ns: u64,
     pub end: SliceEnd,
+    /// The task's first slice: it includes exec and program start-up, so slice-accuracy
+    /// statistics leave it out.
+    pub first: bool,
 }
 
 /// One task's outcome.
@@ -186,6 +189,7 @@ pub struct HostRun {
 
 struct Running {
     task: usize,
+    first: bool,
     start: u64,
     cpu_at_start: u64,
     budget: u64,
@@ -263,6 +267,7 @@ fn dispatch(
     let mut counts = vec![0usize; n];
     let mut exited: Vec<Option<u64>> = vec![None; n];
     let mut started = vec![false; n];
+    let mut had_slice = vec![false; n];
     let mut slots: Vec<Option<Running>> = cfg.cpus.iter().map(|_| None).collect();
     let (mut extensions, mut switches) = (0usize, 0usize);
     let multi = cfg.cpus.len() > 1;
@@ -276,6 +281,13 @@ fn dispatch(
     let hard_end = t0 + 2 * cfg.duration_ns + 1_000_000_000;
     let mut interrupted = false;
     let mut previous: Vec<Option<usize>> = vec![None; cfg.cpus.len()];
+    // Slices ended but not yet switched away from: (index in `slices`, task, CPU at start).
+    // Their CPU time is read again after the switch, when the task has really stopped.
+    let mut closing: Vec<Option<(usize, usize, u64)>> = vec![None; cfg.cpus.len()];
+    // How much earlier than the budget the dispatcher wakes: the learnt reaction time from
+    // reading the counter to the task really leaving the CPU (an integral controller on the
+    // measured slice error), so slices end on their budget instead of systematically after it.
+    let mut lead: u64 = 0;
 
     loop {
         let now = clock::monotonic_ns();
@@ -303,16 +315,18 @@ fn dispatch(
             let used = set.cpu_ns(r.task).saturating_sub(r.cpu_at_start);
             let deficit = r.budget.saturating_sub(used);
             // /proc is read only when the task fell short (blocked, or preempted by throttling).
-            let state = if deficit > EXTEND_TOLERANCE_NS { managed::proc_state(set.pid(r.task)) } else { None };
+            let short = deficit > lead + EXTEND_TOLERANCE_NS;
+            let state = if short { managed::proc_state(set.pid(r.task)) } else { None };
             let cap = r.start + 4 * r.budget + 100_000_000;
-            if deficit > EXTEND_TOLERANCE_NS && state == Some('R') && now < cap {
-                r.wake_at = now + deficit;
+            if short && state == Some('R') && now < cap {
+                r.wake_at = now + deficit - lead;
                 extensions += 1;
                 continue;
             }
             let r = slots[k].take().expect("checked above");
             let why = if matches!(state, Some('S') | Some('D')) { SliceEnd::Blocked } else { SliceEnd::Expired };
             slices.push(slice(&r, cfg.cpus[k], now, t0, used, why));
+            closing[k] = Some((slices.len() - 1, r.task, r.cpu_at_start));
             counts[r.task] += 1;
             policy.charge(r.task, used, now - t0);
             let reason = if why == SliceEnd::Blocked { EnqueueReason::Yielded } else { EnqueueReason::SliceExpired };
@@ -378,12 +392,15 @@ fn dispatch(
                 }
                 let budget = p.slice.unwrap_or(cfg.duration_ns);
                 let start = clock::monotonic_ns();
+                let first = !had_slice[next];
+                had_slice[next] = true;
                 slots[k] = Some(Running {
                     task: next,
+                    first,
                     start,
                     cpu_at_start: set.cpu_ns(next),
                     budget,
-                    wake_at: start + budget,
+                    wake_at: start + budget.saturating_sub(lead),
                 });
             } else if let Some(o) = old {
                 match cfg.mechanism {
@@ -391,6 +408,22 @@ fn dispatch(
                         let _ = sched::set_sched(set.pid(o), &wait);
                     }
                     Mechanism::Signal => set.signal(o, libc::SIGSTOP),
+                }
+            }
+        }
+        // The slices just ended have now really stopped (or continue as the next slice).
+        for c in closing.iter_mut() {
+            if let Some((idx, task, at_start)) = c.take() {
+                let used = set.cpu_ns(task).saturating_sub(at_start);
+                let s = &mut slices[idx];
+                s.cpu_ns = used;
+                // The task ran until the switch took effect, not until the dispatcher woke.
+                s.end_ns = clock::monotonic_ns() - t0;
+                if s.end == SliceEnd::Expired && !s.first {
+                    // Clamped so one outlier (the dispatcher delayed by other RT work on its
+                    // CPU) does not make the following slices end early.
+                    let err = (used as i64 - s.planned_ns as i64).clamp(-200_000, 200_000);
+                    lead = (lead as i64 + err / 4).clamp(0, 1_000_000) as u64;
                 }
             }
         }
@@ -410,6 +443,9 @@ fn dispatch(
     set.freeze();
     let now = clock::monotonic_ns();
     let cpu_end: Vec<u64> = (0..n).map(|i| set.cpu_ns(i)).collect();
+    for (idx, task, at_start) in closing.into_iter().flatten() {
+        slices[idx].cpu_ns = cpu_end[task].saturating_sub(at_start);
+    }
     for (slot, &cpu) in slots.iter_mut().zip(&cfg.cpus) {
         if let Some(r) = slot.take() {
             let used = cpu_end[r.task].saturating_sub(r.cpu_at_start);
@@ -421,5 +457,14 @@ fn dispatch(
 }
 
 fn slice(r: &Running, cpu: usize, now: u64, t0: u64, used: u64, end: SliceEnd) -> Slice {
-    Slice { task: r.task, cpu, start_ns: r.start - t0, end_ns: now - t0, planned_ns: r.budget, cpu_ns: used, end }
+    Slice {
+        task: r.task,
+        cpu,
+        start_ns: r.start - t0,
+        end_ns: now - t0,
+        planned_ns: r.budget,
+        cpu_ns: used,
+        end,
+        first: r.first,
+    }
 }

@@ -245,6 +245,22 @@ fn simulate_t2(order: &[usize], demand_ns: u64) -> Vec<f64> {
     out
 }
 
+/// A run's slices as compact rows: [task, start ms, end ms, budget ms, CPU ms, end].
+fn slice_rows(run: &HostRun) -> Value {
+    json!(run
+        .slices
+        .iter()
+        .map(|s| json!([
+            s.task,
+            s.start_ns as f64 / 1e6,
+            s.end_ns as f64 / 1e6,
+            s.planned_ns as f64 / 1e6,
+            s.cpu_ns as f64 / 1e6,
+            s.end
+        ]))
+        .collect::<Vec<_>>())
+}
+
 fn pct(x: f64) -> String {
     format!("{:+.2}%", x * 100.0)
 }
@@ -302,7 +318,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
             if run.interrupted {
                 interrupted = true;
             }
-            for s in run.slices.iter().filter(|s| s.end == SliceEnd::Expired) {
+            for s in run.slices.iter().filter(|s| s.end == SliceEnd::Expired && !s.first) {
                 slice_err.push((s.cpu_ns as f64 - s.planned_ns as f64).abs() / 1e6);
                 stretch.push(((s.end_ns - s.start_ns) as f64 - s.planned_ns as f64) / 1e6);
             }
@@ -313,7 +329,10 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
                 gantt_svg = Some(summary::gantt(&run, 2.0).to_svg());
             }
             t1.push(by_weight(&run, &ord));
-            t1_raw.push(serde_json::to_value(&sum)?);
+            let mut raw = serde_json::to_value(&sum)?;
+            raw["order"] = json!(ord.iter().map(|&i| WEIGHTS[i]).collect::<Vec<_>>());
+            raw["slices"] = slice_rows(&run);
+            t1_raw.push(raw);
         }
     }
 
@@ -381,7 +400,10 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
                 interrupted = true;
             }
             t2.push(by_weight(&run, &ord));
-            t2_raw.push(serde_json::to_value(summary::summarize(&run))?);
+            let mut raw = serde_json::to_value(summary::summarize(&run))?;
+            raw["order"] = json!(ord.iter().map(|&i| WEIGHTS[i]).collect::<Vec<_>>());
+            raw["slices"] = slice_rows(&run);
+            t2_raw.push(raw);
         }
     }
 
@@ -565,7 +587,8 @@ fn build_section(b: Built) -> Result<Section> {
             format!("{:.3}", b.sim_t2_mean[i] / b.sim_t2_mean[5]),
         ]);
     }
-    sec.tables.push(t2.with_note(format!(
+    if !b.t2.is_empty() {
+        sec.tables.push(t2.with_note(format!(
         "Seconds from the common release to the task's exit as seen by the dispatcher (polled every 5 ms). The start \
          order rotates from run to run, as the seed's varied. The job is {h} hashes = {c:.2} s of CPU per task here \
          ({p:.0}% of 2M seed crypts at the seed's rate of {sr:.2} µs each).",
@@ -574,6 +597,7 @@ fn build_section(b: Built) -> Result<Section> {
         p = b.plan.t2_scale * 100.0,
         sr = SEED_CRYPT_S * 1e6
     )));
+    }
 
     // Comparison table.
     let live_stats = share_stats(&b.t1);

@@ -41,7 +41,8 @@ pub struct RunSummary {
     pub dispatcher_cpu: usize,
     pub wall_s: f64,
     pub tasks: Vec<TaskSummary>,
-    /// |CPU received − budget| of every completed slice, in ms.
+    /// |CPU received − budget| of every completed slice but each task's first (which includes
+    /// exec and start-up), in ms.
     pub slice_error_ms: Spread,
     /// Wall-clock length − budget of completed slices, in ms (RT throttling shows here).
     pub slice_wall_stretch_ms: Spread,
@@ -84,7 +85,7 @@ pub fn summarize(run: &HostRun) -> RunSummary {
             }
         })
         .collect();
-    let done: Vec<_> = run.slices.iter().filter(|s| matches!(s.end, SliceEnd::Expired)).collect();
+    let done: Vec<_> = run.slices.iter().filter(|s| matches!(s.end, SliceEnd::Expired) && !s.first).collect();
     let err: Vec<f64> = done.iter().map(|s| (s.cpu_ns as f64 - s.planned_ns as f64).abs() / 1e6).collect();
     let stretch: Vec<f64> = done.iter().map(|s| ((s.end_ns - s.start_ns) as f64 - s.planned_ns as f64) / 1e6).collect();
     let wall_s = run.wall_ns as f64 / 1e9;
