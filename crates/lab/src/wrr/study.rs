@@ -514,6 +514,8 @@ fn build_section(b: Built) -> Result<Section> {
             "live CV",
             "live fold",
             "fold CV",
+            "CPU fold",
+            "CPU fold CV",
             "simulated fold",
             "ideal",
         ],
@@ -524,6 +526,7 @@ fn build_section(b: Built) -> Result<Section> {
     for i in 0..6 {
         let it = col(&b.t1, i, |r, i| r.iterations[i]);
         let folds: Vec<f64> = fold_runs.iter().map(|f| f[i]).collect();
+        let cpu_folds: Vec<f64> = b.t1.iter().map(|r| r.cpu_s[i] / r.cpu_s[0].max(1e-9)).collect();
         let fold = stats::mean(&folds);
         let sim_fold = b.sim_t1_mean[i] / b.sim_t1_mean[0];
         if !b.t1.is_empty() {
@@ -543,6 +546,8 @@ fn build_section(b: Built) -> Result<Section> {
             format!("{:.2}%", stats::cv(&it) * 100.0),
             format!("{fold:.3}"),
             format!("{:.2}%", stats::cv(&folds) * 100.0),
+            format!("{:.3}", stats::mean(&cpu_folds)),
+            format!("{:.2}%", stats::cv(&cpu_folds) * 100.0),
             format!("{sim_fold:.3}"),
             WEIGHTS[i].to_string(),
         ]);
@@ -550,7 +555,8 @@ fn build_section(b: Built) -> Result<Section> {
     sec.tables.push(t1.with_note(
         "Live fold = mean over runs of (iterations / weight-1 iterations in the same run). Live CV = run-to-run \
          stddev/mean of a task's iterations (includes hash-speed drift from other jobs on the sibling CPU); fold CV \
-         = run-to-run variation of the fold itself. Simulated = the simulator's WRR engine on the same tasks, work ∝ \
+         = run-to-run variation of the fold itself. CPU fold = the same with CPU seconds received, which is \
+         what the scheduler controls (work per CPU second varies with the load on the other CPU). Simulated = the simulator's WRR engine on the same tasks, work ∝ \
          CPU time.",
     ));
 

@@ -181,9 +181,11 @@ impl TaskSet {
     /// SIGKILL every task's process group (stopped processes die too) and reap the tasks.
     fn kill_all(&mut self) {
         for c in self.children.iter_mut() {
-            // kill(-pgid): each task leads its own process group (setpgid in the child).
-            let _ = managed::send_signal(-c.mc.pid, libc::SIGKILL);
             if c.reaped.is_none() {
+                // kill(-pgid): each task leads its own process group (setpgid in the child).
+                // Only while the leader is unreaped: its pid (= the group id) cannot have been
+                // reused by an unrelated group yet.
+                let _ = managed::send_signal(-c.mc.pid, libc::SIGKILL);
                 let _ = managed::send_signal(c.mc.pid, libc::SIGKILL);
                 if let Ok(r) = rusage::wait_pid(c.mc.pid) {
                     c.reaped = Some(r);
