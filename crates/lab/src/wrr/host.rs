@@ -12,7 +12,7 @@
 //! - [`Mechanism::Prio`]: only the chosen task is at the higher task priority; the others wait
 //!   one priority lower, so if the chosen task blocks, a waiting one uses the CPU
 //!   (work-conserving). [`Mechanism::Signal`]: the others are SIGSTOPped.
-//! - Every [`host_poll`](HostConfig::poll_ns) the dispatcher also wakes to reap tasks that
+//! - Every [`HostConfig::poll_ns`] the dispatcher also wakes to reap tasks that
 //!   exited and to notice Ctrl-C/SIGTERM.
 
 use super::spec::TaskSpec;
@@ -222,7 +222,7 @@ pub fn run(mut policy: Box<dyn Policy>, specs: &[TaskSpec], cfg: &HostConfig) ->
         let _rt = SchedGuard::apply(0, &SchedParams::new(LinuxPolicy::Fifo, DISPATCHER_PRIO))?;
         dispatch(policy.as_mut(), &mut set, &views, cfg, wait, run_p)?
     };
-    let (slices, counts, exited, wall_ns, disp_ns, extensions, switches, interrupted, cpu_end) = outcome;
+    let Outcome { slices, counts, exited, wall_ns, disp_ns, extensions, switches, interrupted, cpu_end } = outcome;
     let ends = set.finish(Duration::from_millis(cfg.grace_ms));
     let tasks = specs
         .iter()
@@ -251,7 +251,21 @@ pub fn run(mut policy: Box<dyn Policy>, specs: &[TaskSpec], cfg: &HostConfig) ->
     })
 }
 
-type Outcome = (Vec<Slice>, Vec<usize>, Vec<Option<u64>>, u64, u64, usize, usize, bool, Vec<u64>);
+/// What the dispatch loop hands back to [`run`].
+struct Outcome {
+    slices: Vec<Slice>,
+    /// Completed slices per task.
+    counts: Vec<usize>,
+    /// When each task exited (ns since the release).
+    exited: Vec<Option<u64>>,
+    wall_ns: u64,
+    disp_ns: u64,
+    extensions: usize,
+    switches: usize,
+    interrupted: bool,
+    /// Each task's CPU time at the end (frozen).
+    cpu_end: Vec<u64>,
+}
 
 /// The dispatcher loop. Runs at RT priority on the dispatcher CPU.
 fn dispatch(
@@ -453,7 +467,7 @@ fn dispatch(
         }
     }
     let disp = clock::thread_cpu_ns() - disp0;
-    Ok((slices, counts, exited, now - t0, disp, extensions, switches, interrupted, cpu_end))
+    Ok(Outcome { slices, counts, exited, wall_ns: now - t0, disp_ns: disp, extensions, switches, interrupted, cpu_end })
 }
 
 fn slice(r: &Running, cpu: usize, now: u64, t0: u64, used: u64, end: SliceEnd) -> Slice {
