@@ -110,8 +110,12 @@ struct StudyArgs {
     #[arg(long, value_delimiter = ',', default_value = "wrr,cgroup,nice,deadline")]
     only: Vec<String>,
     /// Skip test 2 (time to finish a fixed job).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "test2_only")]
     test1_only: bool,
+    /// Skip test 1 (work in a fixed time) for the live host; the kernel alternatives named in
+    /// --only still run test 1.
+    #[arg(long)]
+    test2_only: bool,
     /// Print one JSON document on stdout instead of tables.
     #[arg(long)]
     json: bool,
@@ -258,6 +262,7 @@ fn run_study(a: StudyArgs) -> Result<()> {
     };
     let mut which = study::Which::parse(&a.only)?;
     which.test2 = !a.test1_only;
+    which.test1 = !a.test2_only;
     schedlab_os::signals::install_stop_handler();
     let section = study::run_study(scale, &which, &a.out, &schedlab_lab::experiment::NoProgress)?;
     output::emit(&section, a.json)

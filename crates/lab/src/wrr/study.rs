@@ -34,7 +34,9 @@ const SEED: &str = "004_weighted_round_robin";
 #[derive(Debug, Clone, Copy)]
 pub struct Which {
     pub wrr: bool,
-    /// Run test 2 (time to finish a fixed job) as well as test 1.
+    /// Run test 1 (work in a fixed time) with the live host.
+    pub test1: bool,
+    /// Run test 2 (time to finish a fixed job) with the live host.
     pub test2: bool,
     pub cgroup: bool,
     pub nice: bool,
@@ -44,12 +46,12 @@ pub struct Which {
 impl Which {
     /// Everything.
     pub fn all() -> Self {
-        Which { wrr: true, test2: true, cgroup: true, nice: true, deadline: true }
+        Which { wrr: true, test1: true, test2: true, cgroup: true, nice: true, deadline: true }
     }
 
     /// Parse `wrr,cgroup,nice,deadline` (any subset), naming an unknown entry.
     pub fn parse(list: &[String]) -> Result<Self> {
-        let mut w = Which { wrr: false, test2: true, cgroup: false, nice: false, deadline: false };
+        let mut w = Which { wrr: false, test1: true, test2: true, cgroup: false, nice: false, deadline: false };
         for item in list {
             match item.trim() {
                 "wrr" => w.wrr = true,
@@ -245,6 +247,14 @@ fn simulate_t2(order: &[usize], demand_ns: u64) -> Vec<f64> {
     out
 }
 
+/// Number of live-host runs `which` asks for.
+fn live_runs(which: &Which, plan: &Plan) -> usize {
+    if !which.wrr {
+        return 0;
+    }
+    (if which.test1 { plan.t1_runs } else { 0 }) + if which.test2 { plan.t2_runs } else { 0 }
+}
+
 /// A run's slices as compact rows: [task, start ms, end ms, budget ms, CPU ms, end].
 fn slice_rows(run: &HostRun) -> Value {
     json!(run
@@ -288,8 +298,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
     progress.update(0.0, "calibrating the hash cost");
     let hash_s = hash_cost_s(&exe, &cpus)?;
     let t2_hashes = (plan.t2_scale * 2_000_000.0 * SEED_CRYPT_S / hash_s).round() as u64;
-    let total_steps =
-        (if which.wrr { plan.t1_runs + plan.t2_runs } else { 0 } + which.kernels().len() * plan.alt_runs).max(1) as f64;
+    let total_steps = (live_runs(which, &plan) + which.kernels().len() * plan.alt_runs).max(1) as f64;
     let mut step = 0.0;
 
     // Test 1, live WRR.
@@ -301,7 +310,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
     let mut gantt_svg = None;
     let mut t1_raw = Vec::new();
     let mut interrupted = false;
-    if which.wrr {
+    if which.wrr && which.test1 {
         for r in 0..plan.t1_runs {
             if schedlab_os::signals::stop_requested() {
                 interrupted = true;
@@ -552,13 +561,15 @@ fn build_section(b: Built) -> Result<Section> {
             WEIGHTS[i].to_string(),
         ]);
     }
-    sec.tables.push(t1.with_note(
+    if !b.t1.is_empty() {
+        sec.tables.push(t1.with_note(
         "Live fold = mean over runs of (iterations / weight-1 iterations in the same run). Live CV = run-to-run \
          stddev/mean of a task's iterations (includes hash-speed drift from other jobs on the sibling CPU); fold CV \
          = run-to-run variation of the fold itself. CPU fold = the same with CPU seconds received, which is \
          what the scheduler controls (work per CPU second varies with the load on the other CPU). Simulated = the simulator's WRR engine on the same tasks, work ∝ \
          CPU time.",
     ));
+    }
 
     // Test 2 table.
     let mut t2 = Table::new(
@@ -677,7 +688,9 @@ fn build_section(b: Built) -> Result<Section> {
         "≤ 1%".into(),
     ]);
     acc.row(vec!["slice extensions (task short of its budget)".into(), b.extensions.to_string(), "".into()]);
-    sec.tables.push(acc);
+    if !b.t1.is_empty() {
+        sec.tables.push(acc);
+    }
 
     // Verdicts.
     if !b.t1.is_empty() {
