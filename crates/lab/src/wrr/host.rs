@@ -331,8 +331,9 @@ fn dispatch(
             // /proc is read only when the task fell short (blocked, or preempted by throttling).
             let short = deficit > lead + EXTEND_TOLERANCE_NS;
             let state = if short { managed::proc_state(set.pid(r.task)) } else { None };
-            let cap = r.start + 4 * r.budget + 100_000_000;
-            if short && state == Some('R') && now < cap {
+            // A runnable task that has not had its CPU keeps the slice however long that takes
+            // (as the kernel's current task would); only blocking or the run's end cut it short.
+            if short && state == Some('R') && now < hard_end {
                 r.wake_at = now + deficit - lead;
                 extensions += 1;
                 continue;
