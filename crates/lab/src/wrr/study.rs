@@ -701,7 +701,7 @@ fn build_section(b: Built) -> Result<Section> {
                 "largest |fold/weight − 1| = {:.2}% over {} runs of {t1_s:.2} s{}",
                 fold_err_max * 100.0,
                 b.t1.len(),
-                if t1_s < 29.0 { " (the goal is set for the seed's 30 s runs; short runs let hash-rate noise weigh more)" } else { "" }
+                if t1_s < 29.0 { " (the goal is set for the seed's 30 s runs: in short runs each task's start-up — exec and page faults, 1–2 ms of CPU without hashes — is a visible part of weight 1's few slices)" } else { "" }
             ),
         ));
         let cpu_fold_err = (0..6)
