@@ -125,7 +125,7 @@ pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 /// `struct sched_attr` as the kernel expects it (size 56, SCHED_ATTR_SIZE_VER1).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
-struct SchedAttr {
+pub(crate) struct SchedAttr {
     size: u32,
     sched_policy: u32,
     sched_flags: u64,
@@ -178,20 +178,27 @@ impl SchedParams {
     }
 }
 
+impl SchedAttr {
+    /// The kernel struct for `p` (also used by `spawn`, which calls sched_setattr in a child).
+    pub(crate) fn from_params(p: &SchedParams) -> Self {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: p.policy.raw() as u32,
+            sched_flags: if p.reset_on_fork { SCHED_FLAG_RESET_ON_FORK } else { 0 },
+            sched_nice: p.nice,
+            sched_priority: p.priority as u32,
+            sched_runtime: p.runtime_ns,
+            sched_deadline: p.deadline_ns,
+            sched_period: p.period_ns,
+            ..Default::default()
+        }
+    }
+}
+
 /// Set the scheduling of thread/process `tid` (0 = the calling thread) with sched_setattr(2).
 pub fn set_sched(tid: i32, p: &SchedParams) -> OsResult<()> {
     p.policy.check_priority(p.priority)?;
-    let attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        sched_policy: p.policy.raw() as u32,
-        sched_flags: if p.reset_on_fork { SCHED_FLAG_RESET_ON_FORK } else { 0 },
-        sched_nice: p.nice,
-        sched_priority: p.priority as u32,
-        sched_runtime: p.runtime_ns,
-        sched_deadline: p.deadline_ns,
-        sched_period: p.period_ns,
-        ..Default::default()
-    };
+    let attr = SchedAttr::from_params(p);
     // SAFETY: attr is a valid, fully initialised sched_attr of the size we pass.
     let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0u32) };
     if rc != 0 {

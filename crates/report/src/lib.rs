@@ -10,8 +10,12 @@
 
 pub mod db;
 pub mod html;
+pub mod leaves;
+pub mod liveness;
 pub mod results;
 pub mod section;
+pub mod seeds;
+pub mod shard;
 pub mod stats;
 pub mod svg;
 pub mod table;

@@ -1,10 +1,175 @@
 //! `schedlab policies`: the live policy benchmark (seed 001).
 
+use crate::{output, units};
+use clap::Subcommand;
+use schedlab_lab::policies::params::{self, Params, WorkloadKind};
+use schedlab_lab::policies::run;
+use schedlab_lab::{Progress, Scale};
+use schedlab_os::sched::LinuxPolicy;
+use std::path::PathBuf;
+use std::time::Duration;
+
 /// Arguments of `schedlab policies`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// Run N processes of a workload under each policy and compare their rusage (seed 001).
+    ///
+    /// For every case (process count × policy × workload) the harness forks N children of
+    /// `schedlab workload <kind>`, sets each child's policy and CPU affinity before exec, holds
+    /// them all at a start gate, releases them together and reaps each one with wait4, summing
+    /// user/system time and voluntary/involuntary context switches as the seed did. It also
+    /// measures wall time, turnaround (release → reap: p50, p95, max) and throughput.
+    ///
+    /// Safety: children run on --cpus (default: every CPU but 0) and the harness on the others;
+    /// from release to the last reap the harness runs SCHED_FIFO one priority level above the
+    /// children. RT throttling must be on. --timeout bounds every case; on expiry, Ctrl-C or
+    /// SIGTERM every child is killed and reaped and the harness's own policy is restored.
+    ///
+    /// FIFO, RR and DEADLINE need root (or CAP_SYS_NICE); other, batch and idle do not.
+    ///
+    /// Examples:
+    ///   schedlab policies run --quick
+    ///   schedlab policies run --procs 10000 --workload cpu --policy other,fifo --timeout 10m
+    ///   schedlab policies run --policy other,batch,idle --procs 200 --json
+    ///   schedlab policies run --quick --workload cpu --trace
+    #[command(verbatim_doc_comment)]
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Policies to compare: other, batch, idle, fifo, rr, deadline (comma-separated).
+    /// DEADLINE children share 50% of one CPU (runtime = 50 ms / N every 100 ms) and, as the
+    /// kernel requires, may run on every CPU.
+    #[arg(long, value_delimiter = ',', default_value = "other,fifo,rr", value_parser = parse_policy)]
+    policy: Vec<LinuxPolicy>,
+    /// Processes per case (comma-separated). Default: the seed's 100,1000,10000 (50,200 with --quick).
+    #[arg(long, value_delimiter = ',')]
+    procs: Option<Vec<usize>>,
+    /// Workloads: io (read /dev/urandom, write /dev/null), cpu (Monte Carlo π), mixed (both).
+    #[arg(long, value_delimiter = ',', default_value = "io,cpu,mixed", value_parser = parse_workload)]
+    workload: Vec<WorkloadKind>,
+    /// Real-time priority of FIFO/RR children, 1..=98 (a higher number wins; the harness runs
+    /// at priority + 1 so it can always reap and stop them).
+    #[arg(long, default_value_t = params::DEFAULT_PRIORITY, allow_negative_numbers = true)]
+    priority: i32,
+    /// CPUs the children may use, e.g. 1 or 1-3 (default: every CPU but 0 when there are two or more).
+    #[arg(long, value_parser = parse_cpus)]
+    cpus: Option<CpuList>,
+    /// Bound on each case, spawning included, e.g. 90s or 10m (default 10m; 60s with --quick).
+    #[arg(long, value_parser = units::positive_duration)]
+    timeout: Option<Duration>,
+    /// Monte Carlo samples per cpu/mixed process (the seed: 1,000,000).
+    #[arg(long, default_value_t = 1_000_000)]
+    iterations: u64,
+    /// Bytes each io/mixed process copies (the seed's rw.c: 100KiB).
+    #[arg(long, default_value = "100KiB", value_parser = units::size)]
+    io_bytes: u64,
+    /// Block size of each read/write (the seed's rw.c: 1KiB).
+    #[arg(long, default_value = "1KiB", value_parser = units::size)]
+    io_block: u64,
+    /// Small sweep for CI: 50 and 200 processes, 60 s timeout (well under 90 s in all).
+    #[arg(long)]
+    quick: bool,
+    /// Capture sched:sched_switch with tracefs during each case and draw per-CPU timelines (root).
+    #[arg(long)]
+    trace: bool,
+    /// Print one JSON document (the results) on stdout instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Root directory for results (writes `<out>/policies/<UTC timestamp>/`).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+fn parse_policy(s: &str) -> Result<LinuxPolicy, String> {
+    s.parse::<LinuxPolicy>().map_err(|e| e.to_string())
+}
+
+fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
+    s.parse()
+}
+
+/// A parsed `--cpus` list (a newtype: clap would read a bare Vec as repeated values).
+#[derive(Clone)]
+struct CpuList(Vec<usize>);
+
+fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    schedlab_os::affinity::parse_cpu_list(s).map(CpuList).map_err(|e| e.to_string())
+}
+
+/// Progress lines on stderr.
+struct StderrProgress;
+
+impl Progress for StderrProgress {
+    fn update(&self, _fraction: f64, what: &str) {
+        eprintln!("schedlab: {what}");
+    }
+}
 
 /// Run `schedlab policies`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`schedlab policies` is not part of this build yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.verb {
+        Verb::Run(a) => run_benchmark(a),
+    }
+}
+
+fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
+    let scale = if a.quick { Scale::Quick } else { Scale::Full };
+    let mut p = Params::for_scale(scale, std::env::current_exe()?);
+    p.policies = dedup(a.policy);
+    p.workloads = dedup(a.workload);
+    if let Some(procs) = a.procs {
+        p.procs = procs;
+    }
+    if a.priority != params::DEFAULT_PRIORITY
+        && !p.policies.iter().any(|x| matches!(x, LinuxPolicy::Fifo | LinuxPolicy::Rr))
+    {
+        anyhow::bail!("--priority {} applies to fifo and rr only, and neither is in --policy", a.priority);
+    }
+    p.priority = a.priority;
+    if let Some(CpuList(c)) = a.cpus {
+        p.cpus = c;
+    }
+    if let Some(t) = a.timeout {
+        p.timeout = t;
+    }
+    p.iterations = a.iterations;
+    p.io_bytes = a.io_bytes;
+    p.io_block = a.io_block;
+    p.trace = a.trace;
+    p.validate()?;
+
+    schedlab_os::signals::install_stop_handler();
+    let out = run::run(&p, &a.out, &StderrProgress)?;
+    if a.json {
+        output::print_json(&out.section.data)?;
+    } else {
+        print!("{}", out.table_data);
+        println!();
+        output::print_section(&out.section);
+        for f in &out.section.figures {
+            println!("figure: {}", f.file);
+        }
+    }
+    if schedlab_os::signals::stop_requested() {
+        schedlab_os::signals::exit_like_signal();
+    }
+    Ok(())
+}
+
+fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }

@@ -1,10 +1,274 @@
-//! `schedlab timers`: timer queues (seed 000).
+//! `schedlab timers`: timer queues (seed 000) — the seed's experiment with the live sleep
+//! service (`reproduce`), cost against the number of timers (`scale`), and our wheel and heap
+//! beside std's BinaryHeap and tokio-util's DelayQueue (`bench`).
+
+use crate::{output, units};
+use clap::Subcommand;
+use schedlab_lab::timers::reproduce::{self, ArrayChoice};
+use schedlab_lab::timers::service::TickMode;
+use schedlab_lab::timers::{bench, experiment, scale, trial};
+use schedlab_report::results::{envelope, RunDir};
+use schedlab_report::section::Section;
+use schedlab_timerq::Kind;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Arguments of `schedlab timers`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Seed 000's experiment: 100 threads sleep for the seed's times (up to ~10 s) while a
+    /// ticker drives each queue; prints Tables 1–2 beside the published averages.
+    ///
+    /// Each trial runs in its own child process so peak RSS and CPU time belong to one queue.
+    /// A full run takes ~10 s per trial per queue (2 minutes for 4 queues × 3 trials).
+    ///
+    /// Examples:
+    ///   schedlab timers reproduce --quick
+    ///   schedlab timers reproduce --tick-mode sleep --queues delta,wheel --json
+    #[command(verbatim_doc_comment)]
+    Reproduce(ReproduceArgs),
+    /// Cost per insert, cancel, tick and expiry for N = 10^2 … --max-n pending timers (CSV +
+    /// log-log SVG). Series stop where the next size would exceed --budget; the output says so.
+    ///
+    /// Example: schedlab timers scale --max-n 100000
+    Scale(ScaleArgs),
+    /// 1M timers (deadlines 1..10,000 ms, 10% cancelled, 1 ms ticks) through our wheel and heap,
+    /// std BinaryHeap (lazy cancel) and tokio-util DelayQueue (paused time), in one run.
+    ///
+    /// Example: schedlab timers bench --json
+    Bench(BenchArgs),
+    /// Internal: one trial in this process (used by `reproduce`; prints one JSON line).
+    #[command(hide = true)]
+    Trial {
+        #[arg(long)]
+        spec: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// Divide every sleep time by 20 (longest ~0.5 s instead of ~10 s); the output says so.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON document on stdout (progress goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// Tick length: a positive duration with a unit (1ms, 500us, 4ms).
+    #[arg(long, default_value = "1ms", value_parser = units::positive_duration)]
+    tick: Duration,
+    /// How the ticker waits: `busy` spins like the seed's mdelay (burns a CPU, precise);
+    /// `sleep` uses absolute clock_nanosleep (cheap; adds wake-up latency).
+    #[arg(long, default_value = "busy", value_parser = parse_tick_mode)]
+    tick_mode: TickMode,
+    /// Run the ticker and the sleepers under SCHED_FIFO at this priority (1–98; a higher
+    /// number runs first). Needs root and `--tick-mode sleep`. Default: SCHED_OTHER, as the
+    /// seed's kernel threads.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=98))]
+    rt_priority: Option<i32>,
+    /// Trials per queue (the seed ran 3).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    trials: u32,
+    /// Queues to run, comma-separated: control, delta, heap, wheel.
+    #[arg(long, value_delimiter = ',', default_value = "control,delta,heap,wheel", value_parser = parse_kind)]
+    queues: Vec<Kind>,
+    /// Which arrays: `seed` = as the seed ran them (delta: Figure 9's array, control: Figure
+    /// 10's; heap and wheel: Figure 9's); `fig9` or `fair` = Figure 9's array for every queue;
+    /// `fig10` = Figure 10's for every queue.
+    #[arg(long, default_value = "seed", value_parser = parse_array)]
+    array: ArrayChoice,
+    /// Root directory for results (`<out>/timers/<UTC timestamp>/`).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct ScaleArgs {
+    /// Largest number of pending timers N, at least 100 (sizes are 100, 1000, … up to this).
+    #[arg(long, default_value_t = 1_000_000, value_parser = parse_max_n)]
+    max_n: u64,
+    /// Skip a (queue, N) measurement whose projected wall time exceeds this (e.g. 2s).
+    #[arg(long, default_value = "5s", value_parser = units::positive_duration)]
+    budget: Duration,
+    /// Queues to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "control,delta,heap,wheel", value_parser = parse_kind)]
+    queues: Vec<Kind>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Number of timers N (at least 1).
+    #[arg(long, default_value_t = 1_000_000, value_parser = parse_timers)]
+    timers: u64,
+    /// Interleaved rounds; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: u32,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+}
+
+/// A count of timers N with a lower bound, named in the error.
+fn count_at_least(s: &str, min: u64) -> Result<u64, String> {
+    let n: u64 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number of timers"))?;
+    if n < min {
+        return Err(format!("N = {n} is too small: it must be at least {min}"));
+    }
+    Ok(n)
+}
+
+fn parse_max_n(s: &str) -> Result<u64, String> {
+    count_at_least(s, 100)
+}
+
+fn parse_timers(s: &str) -> Result<u64, String> {
+    count_at_least(s, 1)
+}
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    s.parse()
+}
+
+fn parse_array(s: &str) -> Result<ArrayChoice, String> {
+    s.parse()
+}
+
+fn parse_tick_mode(s: &str) -> Result<TickMode, String> {
+    s.parse()
+}
 
 /// Run `schedlab timers`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`schedlab timers` is not part of this build yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.cmd {
+        Cmd::Reproduce(a) => run_reproduce(a),
+        Cmd::Scale(a) => run_scale(a),
+        Cmd::Bench(a) => run_bench(a),
+        Cmd::Trial { spec } => {
+            let spec: trial::TrialSpec = serde_json::from_str(&spec)?;
+            let report = trial::run_in_process(&spec)?;
+            println!("{}", serde_json::to_string(&report)?);
+            Ok(())
+        }
+    }
+}
+
+fn run_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
+    let mut queues = a.queues.clone();
+    queues.dedup();
+    let p = reproduce::Params {
+        tick_ns: a.tick.as_nanos() as u64,
+        tick_mode: a.tick_mode,
+        rt_priority: a.rt_priority,
+        trials: a.trials as usize,
+        queues,
+        array: a.array,
+        time_divisor: if a.quick { 20 } else { 1 },
+    };
+    p.validate()?;
+    schedlab_os::signals::install_stop_handler();
+    eprintln!("schedlab: {}", reproduce::scale_note(&p));
+    let exe = std::env::current_exe()?;
+    let q = reproduce::run(&p, &exe, &|_, what| eprintln!("schedlab: running {what}"))?;
+    let dir = RunDir::create(&a.out, "timers")?;
+    let doc = envelope("timers", &p, reproduce::document(&p, &q));
+    dir.write_json(&doc)?;
+    let mut s = Section::new("timers", "000", "Delta queue vs control list (and heap, timing wheel)");
+    s.summary = reproduce::scale_note(&p);
+    s.tables = reproduce::tables(&p, &q);
+    s.verdicts = reproduce::verdicts(&p, &q);
+    for (i, t) in s.tables.iter().enumerate() {
+        dir.write_csv(
+            &format!("table{}.csv", i + 1),
+            &t.columns.iter().map(String::as_str).collect::<Vec<_>>(),
+            &t.rows,
+        )?;
+    }
+    s.run_dir = Some(dir.path().display().to_string());
+    s.data = doc;
+    output::emit(&s, a.json)
+}
+
+fn run_scale(a: ScaleArgs) -> anyhow::Result<()> {
+    let p = scale::Params { max_n: a.max_n as usize, budget_s: a.budget.as_secs_f64(), queues: a.queues, seed: 0 };
+    schedlab_os::signals::install_stop_handler();
+    let o = scale::run(&p, &|what| eprintln!("schedlab: measuring {what}"))?;
+    let dir = RunDir::create(&a.out, "timers-scale")?;
+    let doc = envelope("timers-scale", &p, serde_json::json!({ "cells": o.cells, "stopped": o.stopped }));
+    dir.write_json(&doc)?;
+    let (h, rows) = o.csv();
+    dir.write_csv("scale.csv", &h, &rows)?;
+    let mut s = Section::new("timers-scale", "000", "Timer queue cost vs number of pending timers");
+    s.summary = format!("N = 100 … {}; time budget {:.1} s per measurement.", p.max_n, p.budget_s);
+    let mut t = schedlab_report::section::Table::new("ns per operation", &h);
+    for r in &rows {
+        t.row(r.clone());
+    }
+    let notes = o.stop_notes();
+    s.tables.push(if notes.is_empty() { t } else { t.with_note(notes.join("\n")) });
+    for f in o.figures() {
+        dir.write_text(&f.file, &f.svg)?;
+        s.figures.push(f);
+    }
+    s.verdicts = experiment::scale_verdicts(&o);
+    s.run_dir = Some(dir.path().display().to_string());
+    s.data = doc;
+    output::emit(&s, a.json)
+}
+
+fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
+    let p = bench::Params { timers: a.timers as usize, rounds: a.rounds as usize, ..bench::Params::default() };
+    let data = bench::run(&p, &|what| eprintln!("schedlab: bench {what}"))?;
+    let dir = RunDir::create(&a.out, "timers-bench")?;
+    let doc = envelope("timers-bench", &p, data.clone());
+    dir.write_json(&doc)?;
+    let mut t = schedlab_report::section::Table::new(
+        format!(
+            "{} timers, deadlines 1..10,000 ms, 10% cancelled, 1 ms ticks (median of {} rounds)",
+            p.timers, p.rounds
+        ),
+        &["implementation", "Mops/s", "median s", "ours/best peer"],
+    );
+    let best = data["best_peer"].as_str().unwrap_or("");
+    let best_mops = data["implementations"][best]["mops"].as_f64().unwrap_or(f64::NAN);
+    let mut rows = vec![];
+    for name in bench::IMPLEMENTATIONS {
+        let e = &data["implementations"][name];
+        let mops = e["mops"].as_f64().unwrap_or(0.0);
+        let ratio =
+            if bench::PEERS.contains(&name) { "peer".to_string() } else { format!("{:.2}×", mops / best_mops) };
+        let row = vec![
+            name.to_string(),
+            format!("{mops:.2}"),
+            format!("{:.3}", e["median_s"].as_f64().unwrap_or(0.0)),
+            ratio,
+        ];
+        t.row(row.clone());
+        rows.push(row);
+    }
+    dir.write_csv("bench.csv", &["implementation", "mops", "median_s", "ratio"], &rows)?;
+    let mut s = Section::new("timers-bench", "000", "Timer queues beside peers");
+    s.summary = format!(
+        "Mops/s counts inserts + cancels + expiries. Best peer: {best}. Our wheel: {:.2}× the best peer. \
+         DelayQueue runs on tokio's paused clock (advance 1 ms per tick), so no real time is waited.",
+        data["wheel_vs_best_peer"].as_f64().unwrap_or(f64::NAN)
+    );
+    s.tables.push(t);
+    s.verdicts.push(schedlab_report::section::Verdict::check(
+        "Our wheel at least 1.0× the best peer",
+        data["wheel_vs_best_peer"].as_f64().unwrap_or(0.0) >= 1.0,
+        format!("wheel_vs_best_peer = {:.2}", data["wheel_vs_best_peer"].as_f64().unwrap_or(f64::NAN)),
+    ));
+    s.run_dir = Some(dir.path().display().to_string());
+    s.data = doc;
+    output::emit(&s, a.json)
 }

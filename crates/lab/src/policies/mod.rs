@@ -1,8 +1,69 @@
 //! Seed 001: the live Linux policy benchmark.
+//!
+//! N children of `schedlab workload cpu|io|mixed` per case, each set to a Linux policy
+//! (OTHER, BATCH, IDLE, FIFO, RR, DEADLINE) before exec, held at a start gate until all
+//! exist, released together and reaped with wait4 for their rusage — the seed's
+//! sched_test.c, plus wall time, turnaround and throughput, traces and predictions.
+//!
+//! - [`params`]: what to run, scale presets, input checks.
+//! - [`harness`]: safety set-up and one case from spawn to the last reap.
+//! - [`case`]: the numbers of one case. [`table_data`]: the seed's text layout.
+//! - [`compare`]: the seed's numbers beside ours, verdicts. [`charts`]: the seed's figures.
+//! - [`trace`]: `--trace` timelines. [`predict`]: the simulator's prediction.
+//! - [`run`]: a whole run, its files and its report section.
 
-use crate::Experiment;
+pub mod case;
+pub mod charts;
+pub mod compare;
+pub mod harness;
+pub mod params;
+pub mod predict;
+pub mod run;
+pub mod table_data;
+pub mod trace;
+
+use crate::{Experiment, RunContext, Scale};
+use schedlab_report::section::{Section, Status};
+
+/// `schedlab reproduce`'s entry for seed 001.
+pub struct PoliciesExperiment;
+
+impl Experiment for PoliciesExperiment {
+    fn name(&self) -> &'static str {
+        "policies"
+    }
+
+    fn seed(&self) -> &'static str {
+        "001"
+    }
+
+    fn title(&self) -> &'static str {
+        run::TITLE
+    }
+
+    fn estimate_s(&self, scale: Scale) -> f64 {
+        match scale {
+            Scale::Quick => 25.0,
+            Scale::Default => 120.0,
+            Scale::Full => 900.0,
+        }
+    }
+
+    fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
+        if !schedlab_os::is_root() {
+            let mut s = Section::new(self.name(), self.seed(), self.title());
+            s.status = Status::Unsupported(
+                "SCHED_FIFO and SCHED_RR need root or CAP_SYS_NICE (run `sudo schedlab reproduce`)".into(),
+            );
+            return Ok(s);
+        }
+        let program = std::env::current_exe()?;
+        let params = params::Params::for_scale(ctx.scale, program);
+        Ok(run::run(&params, &ctx.out_root, ctx.progress)?.section)
+    }
+}
 
 /// The experiments this module registers with `schedlab reproduce`.
 pub fn experiments() -> Vec<Box<dyn Experiment>> {
-    Vec::new()
+    vec![Box::new(PoliciesExperiment)]
 }

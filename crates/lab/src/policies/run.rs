@@ -1,0 +1,207 @@
+//! A whole benchmark run: every case in order, then the results directory (results.json,
+//! cases.csv, table_data.txt, SVG figures) and the report section.
+
+use super::case::CaseResult;
+use super::harness::Harness;
+use super::params::Params;
+use super::trace::{self, Tracer};
+use super::{charts, compare, predict, table_data};
+use crate::Progress;
+use anyhow::Context;
+use schedlab_os::signals;
+use schedlab_report::results::{envelope, RunDir};
+use schedlab_report::section::{Figure, Section, Status};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// What a run hands back: the section (with the results document as `data`) and the
+/// seed-layout text.
+pub struct RunOutput {
+    pub section: Section,
+    pub table_data: String,
+    pub cases: Vec<CaseResult>,
+}
+
+/// The title used in the report.
+pub const TITLE: &str = "Live Linux policy benchmark: OTHER vs FIFO vs RR on real processes";
+
+/// Check that `program workload cpu` runs before spawning thousands of it.
+fn check_program(params: &Params) -> anyhow::Result<()> {
+    let out = std::process::Command::new(&params.program)
+        .args(["workload", "cpu", "--iterations", "1"])
+        .output()
+        .with_context(|| format!("running {} workload cpu", params.program.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "{} does not run `workload cpu` ({}): children must exec the schedlab binary",
+            params.program.display(),
+            out.status
+        );
+    }
+    Ok(())
+}
+
+/// Run every case of `params`, write the run directory under `out_root`, build the section.
+pub fn run(params: &Params, out_root: &Path, progress: &dyn Progress) -> anyhow::Result<RunOutput> {
+    params.validate()?;
+    check_program(params)?;
+    let harness = Harness::prepare(params)?;
+    let tracer = if params.trace { Some(Tracer::open().context("setting up --trace")?) } else { None };
+    let run_dir = RunDir::create(out_root, "policies")?;
+    let plan = params.cases();
+    let mut cases: Vec<CaseResult> = Vec::new();
+    let mut trace_docs: Vec<Value> = Vec::new();
+    let mut trace_figs: Vec<Figure> = Vec::new();
+    let mut interrupted = false;
+    for (i, &(n, p, w)) in plan.iter().enumerate() {
+        if signals::stop_requested() {
+            interrupted = true;
+            break;
+        }
+        progress.update(i as f64 / plan.len() as f64, &format!("case {}/{}: {p} {w} × {n}", i + 1, plan.len()));
+        let run = match harness.run_case(params, n, p, w, tracer.as_ref().map(|t| &t.instance)) {
+            Ok(r) => r,
+            Err(e) if signals::stop_requested() => {
+                eprintln!("schedlab: {e:#}");
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(events) = &run.trace {
+            let title = format!("sched_switch per CPU: {p} {w}, {n} processes");
+            let (gantt, summary) = trace::timeline(events, &run.pids, run.release_ns, &title);
+            let file = format!("trace_{p}_{w}_{n}.svg");
+            trace_docs.push(json!({
+                "policy": p, "workload": w, "procs": n, "file": file, "summary": summary,
+                "rusage_involuntary_ctx": run.result.involuntary_ctx,
+            }));
+            trace_figs.push(Figure {
+                title,
+                file,
+                svg: gantt.to_svg(),
+                caption: "Per-CPU timeline from sched:sched_switch (numbers = child index; grey = other tasks).".into(),
+            });
+        }
+        let r = run.result;
+        progress.update(
+            (i + 1) as f64 / plan.len() as f64,
+            &format!(
+                "{p} {w} × {n}: wall {:.2}s, avg {:.2} ms, invol {:.2}/proc{}",
+                r.wall_s,
+                r.avg_s * 1e3,
+                r.avg_involuntary_ctx,
+                if r.timed_out { " — TIMED OUT, children killed" } else { "" }
+            ),
+        );
+        let stop = r.interrupted;
+        cases.push(r);
+        if stop {
+            interrupted = true;
+            break;
+        }
+    }
+    drop(tracer);
+    let predictions = predict::predictions(params, &cases);
+
+    let verdicts = compare::verdicts(&cases);
+    let source = run_dir.path().join("table_data.txt").display().to_string();
+    let text = table_data::render(&cases, &source);
+    let seed_cases = crate::seed_data::seed("001_linux_scheduler")["cases"].clone();
+    let data = json!({
+        "cases": cases,
+        "seed_cases": seed_cases,
+        "harness": { "cpus": harness.harness_cpus, "notes": harness.notes },
+        "verdicts": verdicts,
+        "predictions": predictions.doc,
+        "traces": trace_docs,
+        "interrupted": interrupted,
+    });
+    let doc = envelope("policies", params, data);
+    run_dir.write_json(&doc)?;
+    run_dir.write_text("table_data.txt", &text)?;
+    write_csv(&run_dir, &cases)?;
+    let mut figures = charts::figures(&cases);
+    figures.extend(trace_figs);
+    for f in &figures {
+        run_dir.write_text(&f.file, &f.svg)?;
+    }
+
+    let mut section = Section::new("policies", "001", TITLE);
+    section.summary = format!(
+        "{} cases ({} processes × {} × {}), children pinned to CPUs {}, FIFO/RR priority {}. {}",
+        cases.len(),
+        params.procs.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
+        params.policies.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","),
+        params.workloads.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","),
+        schedlab_os::affinity::format_cpu_list(&params.cpus),
+        params.priority,
+        harness.notes.join("; ")
+    );
+    if interrupted {
+        section.status = Status::Interrupted;
+    }
+    section.tables = vec![compare::comparison_table(&cases), compare::timing_table(&cases)];
+    section.tables.extend(predictions.table);
+    section.figures = figures;
+    section.verdicts = verdicts;
+    section.run_dir = Some(run_dir.path().display().to_string());
+    section.data = doc;
+    Ok(RunOutput { section, table_data: text, cases })
+}
+
+fn write_csv(dir: &RunDir, cases: &[CaseResult]) -> anyhow::Result<()> {
+    let header = [
+        "policy",
+        "workload",
+        "procs",
+        "completed",
+        "killed",
+        "failed",
+        "sys_s",
+        "user_s",
+        "total_s",
+        "avg_s",
+        "voluntary_ctx",
+        "avg_voluntary_ctx",
+        "involuntary_ctx",
+        "avg_involuntary_ctx",
+        "wall_s",
+        "spawn_s",
+        "turnaround_p50_s",
+        "turnaround_p95_s",
+        "turnaround_max_s",
+        "throughput_per_s",
+        "timed_out",
+    ];
+    let rows: Vec<Vec<String>> = cases
+        .iter()
+        .map(|c| {
+            vec![
+                c.policy.to_string(),
+                c.workload.to_string(),
+                c.procs.to_string(),
+                c.completed.to_string(),
+                c.killed.to_string(),
+                c.failed.to_string(),
+                format!("{:.6}", c.sys_s),
+                format!("{:.6}", c.user_s),
+                format!("{:.6}", c.total_s),
+                format!("{:.6}", c.avg_s),
+                c.voluntary_ctx.to_string(),
+                format!("{:.6}", c.avg_voluntary_ctx),
+                c.involuntary_ctx.to_string(),
+                format!("{:.6}", c.avg_involuntary_ctx),
+                format!("{:.6}", c.wall_s),
+                format!("{:.6}", c.spawn_s),
+                format!("{:.6}", c.turnaround_p50_s),
+                format!("{:.6}", c.turnaround_p95_s),
+                format!("{:.6}", c.turnaround_max_s),
+                format!("{:.3}", c.throughput_per_s),
+                c.timed_out.to_string(),
+            ]
+        })
+        .collect();
+    dir.write_csv("cases.csv", &header, &rows)?;
+    Ok(())
+}
