@@ -43,7 +43,7 @@ enum Verb {
     ///
     /// Test 1: crypt iterations in a fixed time (seed: 30 s, 10 runs); fold over weight 1.
     /// Test 2: time for each task to finish the same amount of hashing; fold over weight 20.
-    /// --quick takes about 65 s, the default about 3 minutes, --full the seed's 10 × 30 s for
+    /// --quick takes about 70 s, the default about 3 minutes, --full the seed's 10 × 30 s for
     /// every mechanism (about 30 minutes; `--full --only wrr --test1-only` is the 5-minute
     /// 30 s test alone). Needs root. Run it on a quiet machine: other load on the managed CPU's
     /// sibling changes the hash rate (work per CPU second), not the CPU shares.
@@ -100,7 +100,7 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct StudyArgs {
-    /// About 65 s: 8-round runs, 3 repetitions, a 5% hashing job.
+    /// About 70 s: 8-round runs, 3 repetitions, a 5% hashing job.
     #[arg(long, conflicts_with = "full")]
     quick: bool,
     /// The seed's scale: 10 runs of 30 s for test 1 and the full hashing job for test 2.
