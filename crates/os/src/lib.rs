@@ -11,6 +11,7 @@ pub mod clock;
 pub mod error;
 pub mod irq;
 pub mod machine;
+pub mod managed;
 pub mod perf;
 pub mod rusage;
 pub mod sched;

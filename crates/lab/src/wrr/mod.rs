@@ -1,8 +1,24 @@
 //! Seed 004 live: the user-space weighted round robin host and the kernel alternatives.
+//!
+//! - [`spec`]: `WEIGHT:CMD` tasks and input checks.
+//! - [`tasks`]: the managed task processes (start barrier, capture, clean end).
+//! - [`host`]: the live host for any [`schedlab_sim::Policy`] (WRR is the first user).
+//! - [`summary`]: shares, slice errors, dispatcher cost, Gantt chart.
+//! - [`alternatives`]: cgroup CPU weights, nice levels and SCHED_DEADLINE with the same tasks.
+//! - [`study`]: the seed's two tests beside the seed, the simulator and the alternatives.
+//! - [`experiment`]: the `wrr` entry of `schedlab reproduce`.
+
+pub mod alternatives;
+pub mod experiment;
+pub mod host;
+pub mod spec;
+pub mod study;
+pub mod summary;
+pub mod tasks;
 
 use crate::Experiment;
 
 /// The experiments this module registers with `schedlab reproduce`.
 pub fn experiments() -> Vec<Box<dyn Experiment>> {
-    Vec::new()
+    vec![Box::new(experiment::WrrExperiment)]
 }
