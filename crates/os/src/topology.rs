@@ -130,6 +130,14 @@ impl Topology {
     }
 }
 
+/// The CPU the calling thread is running on right now (sched_getcpu(3), served by the vDSO/rseq
+/// without a system call on current kernels); `None` if the kernel cannot say.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu takes no arguments and only returns a value.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as usize)
+}
+
 fn read_trim(path: &Path) -> OsResult<String> {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
@@ -229,6 +237,12 @@ mod tests {
         assert!(!t.cpus.is_empty());
         assert!(t.reserved_core().contains(&t.cpus[0].id));
         assert!(!t.worker_cpus().iter().any(|c| t.reserved_core().contains(c)));
+    }
+
+    #[test]
+    fn current_cpu_is_an_allowed_cpu() {
+        let allowed = crate::affinity::allowed_cpus().unwrap();
+        assert!(allowed.contains(&current_cpu().unwrap()));
     }
 
     #[test]

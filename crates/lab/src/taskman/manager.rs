@@ -93,6 +93,9 @@ struct Shared<R> {
     submitted: AtomicU64,
     finished: AtomicU64,
     cancelled: AtomicBool,
+    /// Threads inside [`Manager::wait`]; workers only signal when someone waits (a condvar
+    /// notify is a system call even with no waiter).
+    waiting: AtomicU64,
     done_lock: Mutex<()>,
     done: Condvar,
 }
@@ -134,6 +137,7 @@ impl<R: Send + 'static> Manager<R> {
             submitted: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             cancelled: AtomicBool::new(false),
+            waiting: AtomicU64::new(0),
             done_lock: Mutex::new(()),
             done: Condvar::new(),
         });
@@ -193,16 +197,20 @@ impl<R: Send + 'static> Manager<R> {
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let mut g = self.shared.done_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.shared.waiting.fetch_add(1, Ordering::SeqCst);
+        let _leave = Leave(&self.shared.waiting);
         loop {
             if self.finished() >= self.shared.submitted.load(Ordering::SeqCst) {
                 return true;
             }
+            // Workers notify under the lock after counting, so no wake-up is lost; the long
+            // slice without a deadline only guards against the unforeseen.
             let slice = match deadline {
                 Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
-                    Some(left) => left.min(Duration::from_millis(50)),
+                    Some(left) => left,
                     None => return false,
                 },
-                None => Duration::from_millis(50),
+                None => Duration::from_secs(1),
             };
             g = self.shared.done.wait_timeout(g, slice).unwrap_or_else(|p| p.into_inner()).0;
         }
@@ -237,6 +245,15 @@ impl<R: Send + 'static> Manager<R> {
             .into_iter()
             .map(|h| h.join().map_err(|_| anyhow!("a worker thread panicked outside a task")))
             .collect()
+    }
+}
+
+/// Leaves the waiting count on every return path of [`Manager::wait`].
+struct Leave<'a>(&'a AtomicU64);
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -294,7 +311,7 @@ fn worker_main<R: Send + 'static>(
         let info = WorkerInfo { index, tid, cpus };
         while let Some(task) = shared.queue.pop(&local) {
             let start_ns = monotonic_ns();
-            let cpu = current_cpu();
+            let cpu = schedlab_os::topology::current_cpu().map_or(-1, |c| c as i32);
             let result = if shared.cancelled.load(Ordering::SeqCst) {
                 TaskResult::Cancelled
             } else {
@@ -315,7 +332,7 @@ fn worker_main<R: Send + 'static>(
             });
             report.tasks += 1;
             let done = shared.finished.fetch_add(1, Ordering::SeqCst) + 1;
-            if done >= shared.submitted.load(Ordering::SeqCst) {
+            if done >= shared.submitted.load(Ordering::SeqCst) && shared.waiting.load(Ordering::SeqCst) > 0 {
                 let _g = shared.done_lock.lock().unwrap_or_else(|p| p.into_inner());
                 shared.done.notify_all();
             }
@@ -327,14 +344,6 @@ fn worker_main<R: Send + 'static>(
     }
     report.restored = (get_sched(0).ok(), get_affinity(0).ok()) == before;
     (report, outcomes)
-}
-
-/// The CPU the calling thread runs on (for the record; -1 if unknown).
-fn current_cpu() -> i32 {
-    std::fs::read_to_string("/proc/thread-self/stat")
-        .ok()
-        .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(36)?.parse().ok()))
-        .unwrap_or(-1)
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -21,7 +21,7 @@ pub mod qbench;
 pub mod queue;
 pub mod report;
 
-mod experiment;
+pub mod experiment;
 
 pub use config::{ManagerConfig, Plan, DEFAULT_PRIORITY};
 pub use manager::{Manager, ManagerReport, TaskOutcome, TaskResult, WorkerInfo};

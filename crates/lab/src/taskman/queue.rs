@@ -68,8 +68,9 @@ pub struct Queue<T> {
 /// A worker's own side of a queue (its deque, for the stealing queue).
 pub struct Local<T>(Option<Worker<T>>);
 
-/// How many empty polls a worker spins through before it sleeps (bounded busy-waiting).
-const SPINS_BEFORE_SLEEP: u32 = 2_000;
+/// How long a worker polls an empty queue before it sleeps (bounded busy-waiting): long enough
+/// to bridge the gap between two submissions without a sleep/wake-up pair (two context switches).
+const SPIN_BEFORE_SLEEP_NS: u64 = 1_000_000;
 /// A sleeping worker re-checks at least this often, whatever happens to wake-ups.
 const SLEEP_SLICE: Duration = Duration::from_millis(20);
 
@@ -132,7 +133,8 @@ impl<T> Queue<T> {
     /// Take the next task, spinning briefly and then sleeping while the queue is empty.
     /// `None` once the queue is closed and drained.
     pub fn pop(&self, local: &Local<T>) -> Option<T> {
-        let mut spins = 0;
+        let mut spin_since: Option<u64> = None;
+        let mut polls = 0u32;
         loop {
             if let Some(t) = self.try_pop(local) {
                 return Some(t);
@@ -140,8 +142,10 @@ impl<T> Queue<T> {
             if self.closed.load(Ordering::SeqCst) && self.queued.load(Ordering::SeqCst) == 0 {
                 return None;
             }
-            if spins < SPINS_BEFORE_SLEEP {
-                spins += 1;
+            polls = polls.wrapping_add(1);
+            let now = if polls % 64 == 0 { schedlab_os::clock::monotonic_ns() } else { 0 };
+            let since = *spin_since.get_or_insert_with(schedlab_os::clock::monotonic_ns);
+            if now == 0 || now.saturating_sub(since) < SPIN_BEFORE_SLEEP_NS {
                 std::hint::spin_loop();
                 continue;
             }
@@ -151,7 +155,7 @@ impl<T> Queue<T> {
                 let _ = self.wake.wait_timeout(g, SLEEP_SLICE);
             }
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
-            spins = 0;
+            spin_since = None;
         }
     }
 
