@@ -126,8 +126,7 @@ impl IrqSteering {
                 r.restored.len()
             );
         }
-        let saved: Vec<SavedMask> =
-            snapshot()?.into_iter().map(|(irq, mask)| SavedMask { irq, mask }).collect();
+        let saved: Vec<SavedMask> = snapshot()?.into_iter().map(|(irq, mask)| SavedMask { irq, mask }).collect();
         let journal = Journal { pid: std::process::id(), target: target.to_vec(), saved: saved.clone() };
         write_journal(dir, &journal)?;
         let mut moved = Vec::new();
@@ -142,7 +141,14 @@ impl IrqSteering {
                 Err(e) => refused.push(Refusal { irq: s.irq, error: describe(&e) }),
             }
         }
-        Ok(IrqSteering { dir: dir.to_path_buf(), target: target.to_vec(), moved, refused, _lock: lock, restored: false })
+        Ok(IrqSteering {
+            dir: dir.to_path_buf(),
+            target: target.to_vec(),
+            moved,
+            refused,
+            _lock: lock,
+            restored: false,
+        })
     }
 
     /// The CPUs the IRQs now point at.

@@ -84,12 +84,8 @@ impl Topology {
     pub fn cores(&self) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for c in &self.cpus {
-            let mut g: Vec<usize> = self
-                .cpus
-                .iter()
-                .filter(|o| o.package == c.package && o.core == c.core)
-                .map(|o| o.id)
-                .collect();
+            let mut g: Vec<usize> =
+                self.cpus.iter().filter(|o| o.package == c.package && o.core == c.core).map(|o| o.id).collect();
             g.sort_unstable();
             if !groups.contains(&g) {
                 groups.push(g);

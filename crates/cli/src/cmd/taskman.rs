@@ -281,10 +281,8 @@ fn run_cmd(a: RunArgs) -> Result<()> {
     if a.json {
         output::print_json(&serde_json::to_value(&report)?)?;
     } else {
-        let mut t = Table::new(
-            "Tasks (FCFS)",
-            &["#", "command", "worker", "cpu", "status", "exit", "wait (s)", "run (s)"],
-        );
+        let mut t =
+            Table::new("Tasks (FCFS)", &["#", "command", "worker", "cpu", "status", "exit", "wait (s)", "run (s)"]);
         for j in &report.jobs {
             t.row(vec![
                 j.id.to_string(),
@@ -331,7 +329,11 @@ fn run_cmd(a: RunArgs) -> Result<()> {
         println!(
             "restored: worker policies/affinity {}, IRQ masks {}",
             if m.workers.iter().all(|w| w.restored) { "yes" } else { "NO" },
-            if m.irq_restore.failed.is_empty() { "yes".to_string() } else { format!("NO ({:?})", m.irq_restore.failed) }
+            if m.irq_restore.failed.is_empty() {
+                "yes".to_string()
+            } else {
+                format!("NO ({:?})", m.irq_restore.failed)
+            }
         );
     }
     if report.interrupted {

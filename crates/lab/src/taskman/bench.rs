@@ -148,7 +148,9 @@ impl Cell {
                 e.perf_name().to_string(),
                 match self.counter(e) {
                     Ok(m) => ci(m),
-                    Err(why) => Value::String(if why.starts_with("not ") { why } else { format!("not supported: {why}") }),
+                    Err(why) => {
+                        Value::String(if why.starts_with("not ") { why } else { format!("not supported: {why}") })
+                    }
                 },
             );
         }
@@ -205,7 +207,11 @@ pub fn run(params: &BenchParams, progress: &dyn Fn(f64, &str)) -> Result<BenchRe
     let topo = Topology::read()?;
     let worker_cpus = topo.worker_cpus().len();
     if params.reps == 0 || params.threads.is_empty() || params.threads.contains(&0) {
-        bail!("invalid benchmark size: reps={} threads={:?} (need reps ≥ 1 and threads ≥ 1)", params.reps, params.threads);
+        bail!(
+            "invalid benchmark size: reps={} threads={:?} (need reps ≥ 1 and threads ≥ 1)",
+            params.reps,
+            params.threads
+        );
     }
     if params.configs.contains(&Config::C) {
         if !schedlab_os::is_root() {

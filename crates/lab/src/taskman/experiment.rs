@@ -52,7 +52,18 @@ pub fn run_and_write(params: &BenchParams, qp: QueueBenchParams, ctx: &RunContex
         .collect();
     dir.write_csv(
         "runs.csv",
-        &["config", "threads", "workers", "load", "rep", "time_s", "context_switches", "cpu_migrations", "page_faults", "task_clock_ns"],
+        &[
+            "config",
+            "threads",
+            "workers",
+            "load",
+            "rep",
+            "time_s",
+            "context_switches",
+            "cpu_migrations",
+            "page_faults",
+            "task_clock_ns",
+        ],
         &rows,
     )?;
     for f in &s.figures {

@@ -52,7 +52,10 @@ impl fmt::Display for Load {
 impl FromStr for Load {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Load::ALL.into_iter().find(|l| l.to_string() == s).ok_or_else(|| format!("unknown load '{s}' (none, load1, load2)"))
+        Load::ALL
+            .into_iter()
+            .find(|l| l.to_string() == s)
+            .ok_or_else(|| format!("unknown load '{s}' (none, load1, load2)"))
     }
 }
 

@@ -143,7 +143,13 @@ impl<R: Send + 'static> Manager<R> {
         });
         let params = SchedParams::new(plan.policy, plan.priority);
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let mut mgr = Manager { shared: shared.clone(), handles: Vec::new(), irq, plan: plan.clone(), next_id: AtomicU64::new(0) };
+        let mut mgr = Manager {
+            shared: shared.clone(),
+            handles: Vec::new(),
+            irq,
+            plan: plan.clone(),
+            next_id: AtomicU64::new(0),
+        };
         for (index, (cpus, local)) in plan.worker_affinity.iter().cloned().zip(locals).enumerate() {
             let shared = shared.clone();
             let tx = ready_tx.clone();
@@ -286,8 +292,7 @@ fn worker_main<R: Send + 'static>(
     ready: mpsc::Sender<Result<(), String>>,
 ) -> WorkerResult<R> {
     let tid = nix::unistd::gettid().as_raw();
-    let mut report =
-        WorkerReport { index, tid, cpus: cpus.clone(), applied: params, restored: false, tasks: 0 };
+    let mut report = WorkerReport { index, tid, cpus: cpus.clone(), applied: params, restored: false, tasks: 0 };
     let mut outcomes = Vec::new();
     let before = (get_sched(0).ok(), get_affinity(0).ok());
     {

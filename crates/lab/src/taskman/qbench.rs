@@ -71,7 +71,11 @@ pub fn run(p: QueueBenchParams) -> Result<QueueBench> {
         .zip(&samples)
         .map(|(n, s)| {
             let m = MeanCi::of(s);
-            QueueRow { queue: n.to_string(), ns_per_task: m, speedup_vs_mutex: if m.mean > 0.0 { base / m.mean } else { 0.0 } }
+            QueueRow {
+                queue: n.to_string(),
+                ns_per_task: m,
+                speedup_vs_mutex: if m.mean > 0.0 { base / m.mean } else { 0.0 },
+            }
         })
         .collect();
     Ok(QueueBench { params: p, workers: cpus.len(), worker_cpus: cpus, rows })

@@ -78,11 +78,16 @@ impl<T> Queue<T> {
     /// A queue for `workers` workers and each worker's local side.
     pub fn new(kind: QueueKind, workers: usize) -> (Self, Vec<Local<T>>) {
         let (inner, locals) = match kind {
-            QueueKind::MutexFifo => (Inner::Mutex(Mutex::new(VecDeque::new())), (0..workers).map(|_| Local(None)).collect()),
+            QueueKind::MutexFifo => {
+                (Inner::Mutex(Mutex::new(VecDeque::new())), (0..workers).map(|_| Local(None)).collect())
+            }
             QueueKind::Stealing => {
                 let ws: Vec<Worker<T>> = (0..workers).map(|_| Worker::new_fifo()).collect();
                 let stealers = ws.iter().map(Worker::stealer).collect();
-                (Inner::Stealing { injector: Injector::new(), stealers }, ws.into_iter().map(|w| Local(Some(w))).collect())
+                (
+                    Inner::Stealing { injector: Injector::new(), stealers },
+                    ws.into_iter().map(|w| Local(Some(w))).collect(),
+                )
             }
         };
         let q = Queue {
@@ -115,7 +120,9 @@ impl<T> Queue<T> {
             (Inner::Mutex(m), _) => m.lock().unwrap_or_else(|p| p.into_inner()).pop_front(),
             (Inner::Stealing { injector, stealers }, Some(w)) => w.pop().or_else(|| {
                 std::iter::repeat_with(|| {
-                    injector.steal_batch_and_pop(w).or_else(|| stealers.iter().map(Stealer::steal).collect::<Steal<T>>())
+                    injector
+                        .steal_batch_and_pop(w)
+                        .or_else(|| stealers.iter().map(Stealer::steal).collect::<Steal<T>>())
                 })
                 .find(|s| !s.is_retry())
                 .and_then(Steal::success)

@@ -127,7 +127,18 @@ pub fn tables(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Table> {
     ));
     let mut full = Table::new(
         "Table 2: ours beside the seed's (mean ± 95% CI)",
-        &["load", "cell", "time (s)", "seed time", "context-switches", "seed", "cpu-migrations", "seed", "page-faults", "seed"],
+        &[
+            "load",
+            "cell",
+            "time (s)",
+            "seed time",
+            "context-switches",
+            "seed",
+            "cpu-migrations",
+            "seed",
+            "page-faults",
+            "seed",
+        ],
     );
     for c in &b.cells {
         full.row(vec![
@@ -158,13 +169,18 @@ pub fn tables(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Table> {
     let mut out = vec![head, full, hw];
     if let Some(q) = q {
         let mut t = Table::new(
-            format!("Task queues: ns per empty task ({} tasks × {} reps, {} worker(s))", q.params.tasks, q.params.reps, q.workers),
+            format!(
+                "Task queues: ns per empty task ({} tasks × {} reps, {} worker(s))",
+                q.params.tasks, q.params.reps, q.workers
+            ),
             &["queue", "ns/task", "speed-up vs mutex FCFS"],
         );
         for r in &q.rows {
             t.row(vec![r.queue.clone(), fmt_ci(r.ns_per_task), format!("{:.2}×", r.speedup_vs_mutex)]);
         }
-        out.push(t.with_note("Submitted from the reserved CPU, run on the worker CPUs, all SCHED_OTHER; measured in one run."));
+        out.push(t.with_note(
+            "Submitted from the reserved CPU, run on the worker CPUs, all SCHED_OTHER; measured in one run.",
+        ));
     }
     out
 }
@@ -210,14 +226,20 @@ pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
         v.push(Verdict::check(
             "Under load, C's run time barely changes (C1T load 1 within 10% of no load)",
             r <= 1.10,
-            format!("C1T load 1 / no load = {r:.3} (seed {:.3})", seed_ratio(Config::C, 1, Load::Load1).unwrap_or(f64::NAN)),
+            format!(
+                "C1T load 1 / no load = {r:.3} (seed {:.3})",
+                seed_ratio(Config::C, 1, Load::Load1).unwrap_or(f64::NAN)
+            ),
         ));
     }
     if let Some(r) = ratio(b, Config::D, 1, Load::Load1) {
         v.push(Verdict::check(
             "Under load, D slows down (D1T load 1 more than 10% slower than no load)",
             r > 1.10,
-            format!("D1T load 1 / no load = {r:.3} (seed {:.3})", seed_ratio(Config::D, 1, Load::Load1).unwrap_or(f64::NAN)),
+            format!(
+                "D1T load 1 / no load = {r:.3} (seed {:.3})",
+                seed_ratio(Config::D, 1, Load::Load1).unwrap_or(f64::NAN)
+            ),
         ));
     }
     let c_cs: Vec<(String, f64)> = b
@@ -255,7 +277,10 @@ pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
             v.push(Verdict::check(
                 "Our stealing queue is faster than the seed's mutex FCFS queue",
                 s.ns_per_task.mean < m.ns_per_task.mean,
-                format!("{:.0} ns vs {:.0} ns per empty task ({:.2}×)", s.ns_per_task.mean, m.ns_per_task.mean, s.speedup_vs_mutex),
+                format!(
+                    "{:.0} ns vs {:.0} ns per empty task ({:.2}×)",
+                    s.ns_per_task.mean, m.ns_per_task.mean, s.speedup_vs_mutex
+                ),
             ));
         }
     }
