@@ -253,7 +253,7 @@ fn topology(json: bool) -> Result<()> {
 }
 
 fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
         format!("{} MiB", n >> 20)
     } else if n >= 1024 {
         format!("{} KiB", n >> 10)

@@ -51,7 +51,7 @@ impl FromStr for QueueKind {
 
 enum Inner<T> {
     Mutex(Mutex<VecDeque<T>>),
-    Stealing { injector: Injector<T>, stealers: Vec<Stealer<T>> },
+    Stealing { injector: Box<Injector<T>>, stealers: Vec<Stealer<T>> },
 }
 
 /// The shared side of a queue.
@@ -85,7 +85,7 @@ impl<T> Queue<T> {
                 let ws: Vec<Worker<T>> = (0..workers).map(|_| Worker::new_fifo()).collect();
                 let stealers = ws.iter().map(Worker::stealer).collect();
                 (
-                    Inner::Stealing { injector: Injector::new(), stealers },
+                    Inner::Stealing { injector: Box::new(Injector::new()), stealers },
                     ws.into_iter().map(|w| Local(Some(w))).collect(),
                 )
             }
@@ -150,7 +150,7 @@ impl<T> Queue<T> {
                 return None;
             }
             polls = polls.wrapping_add(1);
-            let now = if polls % 64 == 0 { schedlab_os::clock::monotonic_ns() } else { 0 };
+            let now = if polls & 63 == 0 { schedlab_os::clock::monotonic_ns() } else { 0 };
             let since = *spin_since.get_or_insert_with(schedlab_os::clock::monotonic_ns);
             if now == 0 || now.saturating_sub(since) < SPIN_BEFORE_SLEEP_NS {
                 std::hint::spin_loop();
