@@ -7,15 +7,17 @@
 //!   from the others when both are empty. Order is still first-come-first-served at the
 //!   injector; a batch moves several tasks per synchronisation instead of one.
 //!
-//! Both sit behind [`Queue`], which also counts queued tasks so idle workers can sleep on a
-//! condition variable without missing a wake-up.
+//! Both sit behind [`Queue`], which lets idle workers sleep on a condition variable without
+//! missing a wake-up (a sleeper announces itself, then re-checks the queue; a producer pushes,
+//! then looks for sleepers; a SeqCst fence on each side makes one of them see the other). No
+//! shared counter is touched per task, so the stealing queue stays free of a contended line.
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -57,8 +59,6 @@ enum Inner<T> {
 /// The shared side of a queue.
 pub struct Queue<T> {
     inner: Inner<T>,
-    /// Tasks pushed and not yet taken (lets sleepers re-check without touching the queue).
-    queued: AtomicUsize,
     closed: AtomicBool,
     sleepers: AtomicUsize,
     lock: Mutex<()>,
@@ -92,7 +92,6 @@ impl<T> Queue<T> {
         };
         let q = Queue {
             inner,
-            queued: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -107,7 +106,7 @@ impl<T> Queue<T> {
             Inner::Mutex(m) => m.lock().unwrap_or_else(|p| p.into_inner()).push_back(t),
             Inner::Stealing { injector, .. } => injector.push(t),
         }
-        self.queued.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
             self.wake.notify_one();
@@ -131,9 +130,6 @@ impl<T> Queue<T> {
                 std::iter::repeat_with(|| injector.steal()).find(|s| !s.is_retry()).and_then(Steal::success)
             }
         };
-        if t.is_some() {
-            self.queued.fetch_sub(1, Ordering::SeqCst);
-        }
         t
     }
 
@@ -146,7 +142,7 @@ impl<T> Queue<T> {
             if let Some(t) = self.try_pop(local) {
                 return Some(t);
             }
-            if self.closed.load(Ordering::SeqCst) && self.queued.load(Ordering::SeqCst) == 0 {
+            if self.closed.load(Ordering::SeqCst) && self.is_empty() {
                 return None;
             }
             polls = polls.wrapping_add(1);
@@ -158,7 +154,8 @@ impl<T> Queue<T> {
             }
             let g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
             self.sleepers.fetch_add(1, Ordering::SeqCst);
-            if self.queued.load(Ordering::SeqCst) == 0 && !self.closed.load(Ordering::SeqCst) {
+            fence(Ordering::SeqCst);
+            if self.is_empty() && !self.closed.load(Ordering::SeqCst) {
                 let _ = self.wake.wait_timeout(g, SLEEP_SLICE);
             }
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -173,14 +170,12 @@ impl<T> Queue<T> {
         self.wake.notify_all();
     }
 
-    /// Tasks queued and not yet taken.
-    pub fn len(&self) -> usize {
-        self.queued.load(Ordering::SeqCst)
-    }
-
-    /// True when nothing is queued.
+    /// True when no task waits anywhere (the shared queue and every worker's deque).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        match &self.inner {
+            Inner::Mutex(m) => m.lock().unwrap_or_else(|p| p.into_inner()).is_empty(),
+            Inner::Stealing { injector, stealers } => injector.is_empty() && stealers.iter().all(Stealer::is_empty),
+        }
     }
 }
 

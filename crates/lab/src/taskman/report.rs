@@ -154,6 +154,11 @@ pub fn tables(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Table> {
             fmt_seed(seed_metric(c.config, c.threads, c.load, "page-faults")),
         ]);
     }
+    let full = full.with_note(
+        "page-faults: every run allocates the 5 MiB array anew, but inside one long-lived process the allocator \
+         hands back memory that is already mapped, so only the first runs fault; the seed ran a fresh process per \
+         measurement (about 1,100 faults, program loading included).",
+    );
     let mut hw = Table::new("Hardware counters (load 1, 1 thread)", &["event", "D1T", "seed D1T", "C1T", "seed C1T"]);
     if let (Some(d), Some(c)) = (b.cell(Config::D, 1, Load::Load1), b.cell(Config::C, 1, Load::Load1)) {
         for e in Event::ALL.into_iter().filter(|e| !e.is_software()) {
