@@ -335,3 +335,36 @@ fn queue_benchmark_reports_all_four_queues() {
     assert!(names[0].contains("mutex") && names[1].contains("stealing"));
     assert!(rows.iter().all(|r| r["ns_per_task"]["mean"].as_f64().unwrap() > 0.0));
 }
+
+#[test]
+fn sigint_during_the_benchmark_kills_the_loads_and_restores() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let before = irq_masks();
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["taskman", "bench", "--quick", "--json", "--loads", "load1", "--reps", "100", "--passes", "2", "--out"])
+        .arg(out_dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let me = child.id().to_string();
+    let loads = || {
+        let out = Command::new("pgrep").args(["-P", &me, "-f", "taskman load --bytes"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).split_whitespace().count()
+    };
+    wait_for("the load processes", Duration::from_secs(30), || loads() > 0);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(Command::new("kill").args(["-INT", &me]).status().unwrap().success());
+    let st = wait_exit(&mut child, Duration::from_secs(30));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(st.signal(), Some(2), "{st:?}");
+    let leftovers = Command::new("pgrep").args(["-f", "taskman load --bytes"]).output().unwrap();
+    assert!(leftovers.stdout.is_empty(), "loads left: {}", String::from_utf8_lossy(&leftovers.stdout));
+    assert_eq!(irq_masks(), before);
+    assert!(!Path::new(JOURNAL).exists());
+    assert!(our_rt_threads("taskman-w").is_empty());
+}

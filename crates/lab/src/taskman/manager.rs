@@ -260,7 +260,7 @@ impl<R: Send + 'static> Manager<R> {
 struct Padded<T>(T);
 
 /// How long the controlling thread polls before it blocks on a worker hand-shake.
-const SPIN_NS: u64 = 2_000_000;
+const SPIN_NS: u64 = 300_000;
 
 /// Receive a worker's hand-shake, polling for [`SPIN_NS`] before blocking (see `stop_workers`).
 fn recv_spinning<T>(rx: &mpsc::Receiver<T>, limit: Duration) -> Result<T, mpsc::RecvTimeoutError> {
