@@ -71,8 +71,10 @@ pub struct Local<T>(Option<Worker<T>>);
 /// How long a worker polls an empty queue before it sleeps (bounded busy-waiting): long enough
 /// to bridge the gap between two submissions without a sleep/wake-up pair (two context switches).
 const SPIN_BEFORE_SLEEP_NS: u64 = 1_000_000;
-/// A sleeping worker re-checks at least this often, whatever happens to wake-ups.
-const SLEEP_SLICE: Duration = Duration::from_millis(20);
+/// A sleeping worker re-checks at least this often. Wake-ups are not lost (see the module
+/// comment), so this is only a safety net; short slices would add context switches while a
+/// slow controller (a busy CPU 0) gets round to the next submission or the shutdown.
+const SLEEP_SLICE: Duration = Duration::from_secs(1);
 
 impl<T> Queue<T> {
     /// A queue for `workers` workers and each worker's local side.

@@ -51,8 +51,21 @@ fn headline_rows(b: &BenchResult) -> Vec<Value> {
     for &threads in &b.params.threads {
         for config in [Config::D, Config::C] {
             let Some(none) = b.cell(config, threads, Load::None) else { continue };
+            let per_load = |e: Event, metric: &str| {
+                b.params
+                    .loads
+                    .iter()
+                    .map(|&l| {
+                        let ours = b.cell(config, threads, l).and_then(|c| c.counter(e).ok()).map(|m| m.mean);
+                        let seed = seed_metric(config, threads, l, metric).map(|s| s.0);
+                        (l.to_string(), json!({ "ours": ours, "seed": seed }))
+                    })
+                    .collect::<serde_json::Map<String, Value>>()
+            };
             out.push(json!({
                 "config": config, "threads": threads, "workers": none.workers,
+                "context_switches": per_load(Event::ContextSwitches, "context-switches"),
+                "cpu_migrations": per_load(Event::CpuMigrations, "cpu-migrations"),
                 "time_none_s": none.time().mean,
                 "load1_vs_none": ratio(b, config, threads, Load::Load1),
                 "load2_vs_none": ratio(b, config, threads, Load::Load2),
