@@ -1,1 +1,333 @@
-//! IRQ affinity: read and steer /proc/irq/N/smp_affinity, remembering old masks and restoring them on every exit path. (Filled in by the task manager work.)
+//! IRQ affinity: read and steer `/proc/irq/N/smp_affinity`, remembering the old masks and
+//! restoring them on every exit path.
+//!
+//! [`IrqSteering::steer`] moves every movable IRQ to a set of CPUs (seed 003 moves them to the
+//! core it leaves for the system). Before it changes any mask it writes a *journal* of the old
+//! masks (`<dir>/irq-journal.json`, default dir [`DEFAULT_STATE_DIR`]) and takes an exclusive
+//! `flock` on `<dir>/irq.lock` for as long as the steering lasts. Dropping the guard (normal
+//! return, error, unwinding panic, or the caller's SIGINT/SIGTERM path) writes the old masks
+//! back and deletes the journal. If the process dies without unwinding (SIGKILL, power cut of
+//! the process, `abort`), the journal survives; [`restore_journal`] (`schedlab taskman
+//! restore`) puts the masks back, and the next steering does so automatically: a journal whose
+//! lock is free belongs to a dead process.
+
+use crate::affinity::{format_cpu_list, parse_cpu_list};
+use crate::{OsError, OsResult};
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where the journal and lock live by default (tmpfs: gone after a reboot, as are the masks).
+pub const DEFAULT_STATE_DIR: &str = "/run/schedlab";
+const PROC_IRQ: &str = "/proc/irq";
+const JOURNAL: &str = "irq-journal.json";
+const LOCK: &str = "irq.lock";
+
+/// Every IRQ number that has a directory under `/proc/irq`, sorted.
+pub fn list_irqs() -> OsResult<Vec<u32>> {
+    let rd = std::fs::read_dir(PROC_IRQ).map_err(|e| OsError::from_io(format!("listing {PROC_IRQ}"), e))?;
+    let mut irqs: Vec<u32> = rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+    irqs.sort_unstable();
+    Ok(irqs)
+}
+
+/// The raw `smp_affinity` text of one IRQ (a hex mask such as `3` or `ffffffff,ffffffff`).
+pub fn read_mask(irq: u32) -> OsResult<String> {
+    let p = format!("{PROC_IRQ}/{irq}/smp_affinity");
+    std::fs::read_to_string(&p).map(|s| s.trim().to_string()).map_err(|e| OsError::from_io(format!("reading {p}"), e))
+}
+
+/// The CPUs an IRQ may be delivered to (`smp_affinity_list`).
+pub fn read_cpus(irq: u32) -> OsResult<Vec<usize>> {
+    let p = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
+    let text = std::fs::read_to_string(&p).map_err(|e| OsError::from_io(format!("reading {p}"), e))?;
+    parse_cpu_list(&text)
+}
+
+/// Write a raw mask to `smp_affinity` (the kernel answers EIO for IRQs it will not move).
+pub fn write_mask(irq: u32, mask: &str) -> std::io::Result<()> {
+    std::fs::write(format!("{PROC_IRQ}/{irq}/smp_affinity"), mask)
+}
+
+/// Point an IRQ at `cpus` through `smp_affinity_list`.
+pub fn write_cpus(irq: u32, cpus: &[usize]) -> std::io::Result<()> {
+    std::fs::write(format!("{PROC_IRQ}/{irq}/smp_affinity_list"), format_cpu_list(cpus))
+}
+
+/// A snapshot of every IRQ's mask (for before/after comparisons).
+pub fn snapshot() -> OsResult<Vec<(u32, String)>> {
+    list_irqs()?.into_iter().map(|irq| Ok((irq, read_mask(irq)?))).collect()
+}
+
+/// One IRQ's saved mask in the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedMask {
+    pub irq: u32,
+    pub mask: String,
+}
+
+/// The journal written before any mask changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    pub pid: u32,
+    /// The CPUs the IRQs were moved to.
+    pub target: Vec<usize>,
+    pub saved: Vec<SavedMask>,
+}
+
+/// An IRQ the kernel would not move, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub irq: u32,
+    pub error: String,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreReport {
+    pub restored: Vec<u32>,
+    /// Masks that could not be written back (or read back differently).
+    pub failed: Vec<Refusal>,
+}
+
+/// Steered IRQs; the old masks come back when this is dropped.
+#[must_use = "the IRQ masks are restored when the guard is dropped"]
+pub struct IrqSteering {
+    dir: PathBuf,
+    target: Vec<usize>,
+    /// IRQs we changed, with their old masks.
+    moved: Vec<SavedMask>,
+    refused: Vec<Refusal>,
+    /// Held for the guard's lifetime; the kernel drops it if the process dies.
+    _lock: Flock<File>,
+    restored: bool,
+}
+
+impl IrqSteering {
+    /// Move every movable IRQ to `target` (journal in [`DEFAULT_STATE_DIR`]).
+    pub fn steer(target: &[usize]) -> OsResult<Self> {
+        Self::steer_with_dir(target, Path::new(DEFAULT_STATE_DIR))
+    }
+
+    /// Move every movable IRQ to `target`, keeping the journal and lock in `dir`.
+    pub fn steer_with_dir(target: &[usize], dir: &Path) -> OsResult<Self> {
+        if target.is_empty() {
+            return Err(OsError::invalid("IRQ target CPUs", "(empty)", "name at least one CPU"));
+        }
+        let lock = take_lock(dir)?;
+        // A journal with a free lock was left by a process that died mid-steering: repair first,
+        // otherwise we would save its steered masks as "old".
+        if journal_path(dir).exists() {
+            let r = restore_journal_locked(dir)?;
+            eprintln!(
+                "schedlab: restored {} IRQ masks left steered by an earlier run that did not exit cleanly",
+                r.restored.len()
+            );
+        }
+        let saved: Vec<SavedMask> = snapshot()?.into_iter().map(|(irq, mask)| SavedMask { irq, mask }).collect();
+        let journal = Journal { pid: std::process::id(), target: target.to_vec(), saved: saved.clone() };
+        write_journal(dir, &journal)?;
+        let mut moved = Vec::new();
+        let mut refused = Vec::new();
+        for s in saved {
+            match read_cpus(s.irq) {
+                Ok(cpus) if cpus == target => continue, // already there: nothing to restore
+                _ => {}
+            }
+            match write_cpus(s.irq, target) {
+                Ok(()) => moved.push(s),
+                Err(e) => refused.push(Refusal { irq: s.irq, error: describe(&e) }),
+            }
+        }
+        Ok(IrqSteering {
+            dir: dir.to_path_buf(),
+            target: target.to_vec(),
+            moved,
+            refused,
+            _lock: lock,
+            restored: false,
+        })
+    }
+
+    /// The CPUs the IRQs now point at.
+    pub fn target(&self) -> &[usize] {
+        &self.target
+    }
+
+    /// IRQs that were moved.
+    pub fn moved(&self) -> Vec<u32> {
+        self.moved.iter().map(|s| s.irq).collect()
+    }
+
+    /// IRQs the kernel refused to move (EIO for per-CPU or managed interrupts, ...).
+    pub fn refused(&self) -> &[Refusal] {
+        &self.refused
+    }
+
+    /// Put every old mask back now and delete the journal (also done on drop).
+    pub fn restore(&mut self) -> RestoreReport {
+        if self.restored {
+            return RestoreReport::default();
+        }
+        self.restored = true;
+        let report = write_back(&self.moved);
+        if report.failed.is_empty() {
+            let _ = std::fs::remove_file(journal_path(&self.dir));
+        }
+        report
+    }
+}
+
+impl Drop for IrqSteering {
+    fn drop(&mut self) {
+        let r = self.restore();
+        for f in &r.failed {
+            eprintln!(
+                "schedlab: could not restore IRQ {} ({}); the journal stays for `schedlab taskman restore`",
+                f.irq, f.error
+            );
+        }
+    }
+}
+
+/// Repair after a run that died without restoring: write the journal's masks back and delete it.
+/// `Ok(None)` when there is no journal. Fails if a live run still holds the lock.
+pub fn restore_journal(dir: &Path) -> OsResult<Option<RestoreReport>> {
+    if !journal_path(dir).exists() {
+        return Ok(None);
+    }
+    let _lock = take_lock(dir)?;
+    restore_journal_locked(dir).map(Some)
+}
+
+/// True when a journal exists (a run is steering, or one died while steering).
+pub fn journal_exists(dir: &Path) -> bool {
+    journal_path(dir).exists()
+}
+
+fn restore_journal_locked(dir: &Path) -> OsResult<RestoreReport> {
+    let p = journal_path(dir);
+    let text = std::fs::read_to_string(&p).map_err(|e| OsError::from_io(format!("reading {}", p.display()), e))?;
+    let j: Journal = serde_json::from_str(&text)
+        .map_err(|e| OsError::invalid("IRQ journal", p.display(), format!("not a schedlab journal: {e}")))?;
+    let report = write_back(&j.saved);
+    if report.failed.is_empty() {
+        std::fs::remove_file(&p).map_err(|e| OsError::from_io(format!("removing {}", p.display()), e))?;
+    }
+    Ok(report)
+}
+
+fn write_back(saved: &[SavedMask]) -> RestoreReport {
+    let mut r = RestoreReport::default();
+    for s in saved {
+        if matches!(read_mask(s.irq), Ok(m) if same_mask(&m, &s.mask)) {
+            r.restored.push(s.irq);
+            continue;
+        }
+        match write_mask(s.irq, &s.mask) {
+            Ok(()) => r.restored.push(s.irq),
+            // An IRQ that vanished (device removed) needs no restore.
+            Err(_) if !Path::new(&format!("{PROC_IRQ}/{}", s.irq)).exists() => {}
+            Err(e) => r.failed.push(Refusal { irq: s.irq, error: describe(&e) }),
+        }
+    }
+    r
+}
+
+/// Masks compare equal ignoring leading zero groups (`00000003` == `3`).
+fn same_mask(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        let t: String = s.chars().filter(|c| *c != ',').collect();
+        t.trim_start_matches('0').to_ascii_lowercase()
+    };
+    norm(a) == norm(b)
+}
+
+fn journal_path(dir: &Path) -> PathBuf {
+    dir.join(JOURNAL)
+}
+
+fn take_lock(dir: &Path) -> OsResult<Flock<File>> {
+    std::fs::create_dir_all(dir).map_err(|e| OsError::from_io(format!("creating {}", dir.display()), e))?;
+    let p = dir.join(LOCK);
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&p)
+        .map_err(|e| OsError::from_io(format!("opening {}", p.display()), e))?;
+    Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+        if e == nix::errno::Errno::EWOULDBLOCK {
+            OsError::unsupported(
+                "IRQ steering",
+                format!("another schedlab run is steering IRQs right now (it holds {})", p.display()),
+            )
+        } else {
+            OsError::from_io(format!("locking {}", p.display()), e.into())
+        }
+    })
+}
+
+fn write_journal(dir: &Path, j: &Journal) -> OsResult<()> {
+    let p = journal_path(dir);
+    let tmp = dir.join(format!("{JOURNAL}.tmp"));
+    let io = |e| OsError::from_io(format!("writing the IRQ journal {}", p.display()), e);
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(serde_json::to_string_pretty(j).expect("journal serialises").as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, &p).map_err(io)?;
+    Ok(())
+}
+
+fn describe(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EIO) => "EIO: the kernel does not allow moving this IRQ".to_string(),
+        Some(libc::EINVAL) => "EINVAL: the target CPUs are not valid for this IRQ".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_compare_without_leading_zeros() {
+        assert!(same_mask("00000003", "3"));
+        assert!(same_mask("00000000,00000003", "3"));
+        assert!(!same_mask("1", "3"));
+    }
+
+    #[test]
+    fn irqs_are_listed() {
+        let irqs = list_irqs().unwrap();
+        // Every Linux machine has some IRQ directory; masks are readable.
+        assert!(!irqs.is_empty());
+        assert!(!read_mask(irqs[0]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn missing_journal_means_nothing_to_do() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(restore_journal(d.path()).unwrap().is_none());
+        assert!(!journal_exists(d.path()));
+    }
+
+    #[test]
+    fn bad_journal_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(JOURNAL), "not json").unwrap();
+        let e = restore_journal(d.path()).unwrap_err().to_string();
+        assert!(e.contains("irq-journal.json"), "{e}");
+    }
+
+    #[test]
+    fn second_steerer_is_refused_while_the_first_holds_the_lock() {
+        let d = tempfile::tempdir().unwrap();
+        let _held = take_lock(d.path()).unwrap();
+        let e = take_lock(d.path()).unwrap_err().to_string();
+        assert!(e.contains("another schedlab run"), "{e}");
+    }
+}
