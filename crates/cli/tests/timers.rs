@@ -145,7 +145,19 @@ fn bad_input_is_rejected_naming_the_value() {
 fn reproduce_registry_runs_the_timers_experiment() {
     let _turn = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let doc = json_of(&["reproduce", "--quick", "--only", "timers", "--json", "--out", dir.path().to_str().unwrap()]);
+    let report = dir.path().join("index.html");
+    let out = dir.path().to_str().unwrap();
+    let doc = json_of(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "timers",
+        "--json",
+        "--out",
+        out,
+        "--report",
+        report.to_str().unwrap(),
+    ]);
     let s = &doc["sections"][0];
     assert_eq!(s["experiment"], "timers");
     assert_eq!(s["status"]["state"], "completed", "{}", s["status"]);
