@@ -99,6 +99,9 @@ pub struct IrqSteering {
     target: Vec<usize>,
     /// IRQs we changed, with their old masks.
     moved: Vec<SavedMask>,
+    /// Every mask as found, restored in full: an IRQ whose write reported an error may still
+    /// have moved, so restoring only `moved` could leave one behind.
+    saved: Vec<SavedMask>,
     refused: Vec<Refusal>,
     /// Held for the guard's lifetime; the kernel drops it if the process dies.
     _lock: Flock<File>,
@@ -131,7 +134,7 @@ impl IrqSteering {
         write_journal(dir, &journal)?;
         let mut moved = Vec::new();
         let mut refused = Vec::new();
-        for s in saved {
+        for s in saved.iter().cloned() {
             match read_cpus(s.irq) {
                 Ok(cpus) if cpus == target => continue, // already there: nothing to restore
                 _ => {}
@@ -145,6 +148,7 @@ impl IrqSteering {
             dir: dir.to_path_buf(),
             target: target.to_vec(),
             moved,
+            saved,
             refused,
             _lock: lock,
             restored: false,
@@ -172,7 +176,7 @@ impl IrqSteering {
             return RestoreReport::default();
         }
         self.restored = true;
-        let report = write_back(&self.moved);
+        let report = write_back(&self.saved);
         if report.failed.is_empty() {
             let _ = std::fs::remove_file(journal_path(&self.dir));
         }
@@ -222,11 +226,7 @@ fn restore_journal_locked(dir: &Path) -> OsResult<RestoreReport> {
 fn write_back(saved: &[SavedMask]) -> RestoreReport {
     let mut r = RestoreReport::default();
     for s in saved {
-        if matches!(read_mask(s.irq), Ok(m) if same_mask(&m, &s.mask)) {
-            r.restored.push(s.irq);
-            continue;
-        }
-        match write_mask(s.irq, &s.mask) {
+        match write_back_one(s) {
             Ok(()) => r.restored.push(s.irq),
             // An IRQ that vanished (device removed) needs no restore.
             Err(_) if !Path::new(&format!("{PROC_IRQ}/{}", s.irq)).exists() => {}
@@ -234,6 +234,31 @@ fn write_back(saved: &[SavedMask]) -> RestoreReport {
         }
     }
     r
+}
+
+/// Write one saved mask back and read it back to confirm. x86 answers EBUSY while an earlier
+/// move of the same IRQ is still pending (it completes at the IRQ's next interrupt), so a
+/// restore right after steering is retried for up to about half a second.
+fn write_back_one(s: &SavedMask) -> std::io::Result<()> {
+    let mut last = Ok(());
+    for attempt in 0..50 {
+        if matches!(read_mask(s.irq), Ok(m) if same_mask(&m, &s.mask)) {
+            return Ok(());
+        }
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        last = write_mask(s.irq, &s.mask);
+        if let Err(e) = &last {
+            if e.raw_os_error() != Some(libc::EBUSY) {
+                return last;
+            }
+        }
+    }
+    match last {
+        Ok(()) => Err(std::io::Error::other(format!("IRQ {} did not keep mask {}", s.irq, s.mask))),
+        err => err,
+    }
 }
 
 /// Masks compare equal ignoring leading zero groups (`00000003` == `3`).
