@@ -300,7 +300,7 @@ fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String
         cfg: cfg.clone(),
         queues,
         unfinished: tasks.len(),
-        member_pos: vec![usize::MAX; tasks.len()],
+        member_pos: vec![usize::MAX; if nq > 1 { tasks.len() } else { 0 }],
         tasks,
         cpus: vec![CpuState::default(); cfg.cpus],
         locks,
@@ -799,11 +799,10 @@ impl<'w, 'p> Engine<'w, 'p> {
     }
 
     fn finish(self, policy: String) -> SimResult {
-        let tasks: Vec<TaskResult> = self
-            .tasks
-            .iter()
-            .zip(&self.w.tasks)
-            .map(|(t, spec)| TaskResult {
+        let mut acc = metrics::Accum::with_capacity(self.tasks.len());
+        let mut tasks: Vec<TaskResult> = Vec::with_capacity(self.tasks.len());
+        for (t, spec) in self.tasks.iter().zip(&self.w.tasks) {
+            let r = TaskResult {
                 name: spec.name.clone(),
                 arrival: spec.arrival,
                 finish: (t.finish != NONE).then_some(t.finish),
@@ -817,9 +816,11 @@ impl<'w, 'p> Engine<'w, 'p> {
                 migrations: t.migrations as u64,
                 deadline_misses: t.misses as u64,
                 jobs_done: t.jobs_done,
-            })
-            .collect();
-        let overall = metrics::overall(&tasks, self.cpus.len(), self.now);
+            };
+            acc.add(&r);
+            tasks.push(r);
+        }
+        let overall = acc.finish(self.cpus.len(), self.now);
         SimResult {
             policy,
             cpus: self.cpus.len(),
