@@ -124,22 +124,58 @@ enum Kind {
     CpuStop(CpuId, u64),
 }
 
+/// A pending event packed into 24 bytes: `key` = time (high 64 bits), order (bit 63), sequence
+/// number (low 63 bits), so the heap compares one u128; `payload` = the [`Kind`], see `encode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Event {
-    time: Time,
-    order: u8,
-    seq: u64,
-    kind: Kind,
+    key: u128,
+    payload: u64,
+}
+
+const TAG_SHIFT: u32 = 62;
+const CPU_SHIFT: u32 = 40;
+/// Generations are compared modulo 2^40 (a stale stop is at most a few generations old).
+const GEN_MASK: u64 = (1 << CPU_SHIFT) - 1;
+const MAX_CPUS: usize = 1 << (TAG_SHIFT - CPU_SHIFT);
+
+impl Kind {
+    #[inline]
+    fn encode(self) -> u64 {
+        match self {
+            Kind::Release(t) => t as u64,
+            Kind::IoDone(t) => (1 << TAG_SHIFT) | t as u64,
+            Kind::CpuStop(c, gen) => (2 << TAG_SHIFT) | ((c as u64) << CPU_SHIFT) | (gen & GEN_MASK),
+        }
+    }
+
+    #[inline]
+    fn decode(p: u64) -> Kind {
+        let low = p & ((1 << TAG_SHIFT) - 1);
+        match p >> TAG_SHIFT {
+            0 => Kind::Release(low as TaskId),
+            1 => Kind::IoDone(low as TaskId),
+            _ => Kind::CpuStop((low >> CPU_SHIFT) as CpuId, low & GEN_MASK),
+        }
+    }
+}
+
+impl Event {
+    #[inline]
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
+    }
 }
 
 impl Ord for Event {
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-        (o.time, o.order, o.seq).cmp(&(self.time, self.order, self.seq))
+        // Reversed: BinaryHeap is a max-heap and we want the earliest first. Keys are unique.
+        o.key.cmp(&self.key)
     }
 }
 
 impl PartialOrd for Event {
+    #[inline]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
@@ -234,6 +270,7 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
+    assert!(cfg.cpus <= MAX_CPUS, "at most {MAX_CPUS} CPUs");
     // One pass over the (large) task specs: state, "any locks?", "already sorted by arrival?".
     let mut any_locks = false;
     let mut sorted = true;
@@ -300,7 +337,7 @@ fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String
         cfg: cfg.clone(),
         queues,
         unfinished: tasks.len(),
-        member_pos: vec![usize::MAX; tasks.len()],
+        member_pos: vec![usize::MAX; if nq > 1 { tasks.len() } else { 0 }],
         tasks,
         cpus: vec![CpuState::default(); cfg.cpus],
         locks,
@@ -325,7 +362,9 @@ fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String
 impl<'w, 'p> Engine<'w, 'p> {
     fn push(&mut self, time: Time, order: u8, kind: Kind) {
         self.seq += 1;
-        self.heap.push(Event { time, order, seq: self.seq, kind });
+        debug_assert!(self.seq < 1 << 63 && order < 2);
+        let key = ((time as u128) << 64) | ((order as u128) << 63) | self.seq as u128;
+        self.heap.push(Event { key, payload: kind.encode() });
     }
 
     /// What the policy may know about `t`, built fresh (cheap: class/affinity are usually None).
@@ -355,7 +394,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// The earliest pending instant, if any.
     fn next_time(&self) -> Option<Time> {
         let a = self.arrivals.get(self.next_arrival).map(|&i| self.w.tasks[i].arrival);
-        let h = self.heap.peek().map(|e| e.time);
+        let h = self.heap.peek().map(Event::time);
         match (a, h) {
             (Some(a), Some(h)) => Some(a.min(h)),
             (a, h) => a.or(h),
@@ -380,10 +419,10 @@ impl<'w, 'p> Engine<'w, 'p> {
                     }
                 }
                 match self.heap.peek() {
-                    Some(ev) if ev.time == t => {
+                    Some(ev) if ev.time() == t => {
                         let ev = self.heap.pop().expect("peeked");
                         self.events += 1;
-                        self.handle(ev.kind);
+                        self.handle(Kind::decode(ev.payload));
                     }
                     _ => break,
                 }
@@ -423,7 +462,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                 self.make_ready(t, EnqueueReason::Woken);
             }
             Kind::CpuStop(c, gen) => {
-                if self.cpus[c].gen == gen && self.cpus[c].running.is_some() {
+                if self.cpus[c].gen & GEN_MASK == gen && self.cpus[c].running.is_some() {
                     self.stop(c, EnqueueReason::SliceExpired);
                 }
             }
@@ -799,11 +838,10 @@ impl<'w, 'p> Engine<'w, 'p> {
     }
 
     fn finish(self, policy: String) -> SimResult {
-        let tasks: Vec<TaskResult> = self
-            .tasks
-            .iter()
-            .zip(&self.w.tasks)
-            .map(|(t, spec)| TaskResult {
+        let mut acc = metrics::Accum::with_capacity(self.tasks.len());
+        let mut tasks: Vec<TaskResult> = Vec::with_capacity(self.tasks.len());
+        for (t, spec) in self.tasks.iter().zip(&self.w.tasks) {
+            let r = TaskResult {
                 name: spec.name.clone(),
                 arrival: spec.arrival,
                 finish: (t.finish != NONE).then_some(t.finish),
@@ -817,9 +855,11 @@ impl<'w, 'p> Engine<'w, 'p> {
                 migrations: t.migrations as u64,
                 deadline_misses: t.misses as u64,
                 jobs_done: t.jobs_done,
-            })
-            .collect();
-        let overall = metrics::overall(&tasks, self.cpus.len(), self.now);
+            };
+            acc.add(&r);
+            tasks.push(r);
+        }
+        let overall = acc.finish(self.cpus.len(), self.now);
         SimResult {
             policy,
             cpus: self.cpus.len(),

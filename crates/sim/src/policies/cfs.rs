@@ -30,17 +30,24 @@ fn mul_div(a: u64, b: u64, c: u64) -> u64 {
     }
 }
 
+/// Linux's `sched_entity`, reduced to what this model uses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entity {
+    vruntime: u64,
+    weight: u64,
+    run_start: Time,
+    /// Counted in the load (queued or running) — cleared when the host charges it.
+    on_rq: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct Cfs {
     latency: Dur,
     min_granularity: Dur,
     wakeup_granularity: Dur,
     tree: KeyQueue<u64>,
-    vruntime: PerTask<u64>,
-    weight: PerTask<u64>,
-    /// Counted in the load (queued or running) — cleared when the host charges it.
-    on_rq: PerTask<bool>,
-    run_start: PerTask<Time>,
+    /// Per-task entity, in one table so an enqueue or a charge touches one cache line.
+    se: PerTask<Entity>,
     load: u64,
     nr: u64,
     min_vruntime: u64,
@@ -55,10 +62,7 @@ impl Cfs {
             min_granularity: min_granularity.max(1),
             wakeup_granularity,
             tree: KeyQueue::default(),
-            vruntime: PerTask::default(),
-            weight: PerTask::default(),
-            on_rq: PerTask::default(),
-            run_start: PerTask::default(),
+            se: PerTask::default(),
             load: 0,
             nr: 0,
             min_vruntime: 0,
@@ -70,25 +74,20 @@ impl Cfs {
         mul_div(ran, 1024, weight)
     }
 
-    fn add_load(&mut self, t: TaskId) {
-        if !self.on_rq.get(t) {
-            self.on_rq.set(t, true);
-            self.load += self.weight.get(t);
-            self.nr += 1;
-        }
-    }
-
     fn remove_load(&mut self, t: TaskId) {
-        if self.on_rq.get(t) {
-            self.on_rq.set(t, false);
-            self.load -= self.weight.get(t);
-            self.nr -= 1;
+        if let Some(se) = self.se.get_mut_existing(t) {
+            if se.on_rq {
+                se.on_rq = false;
+                self.load -= se.weight;
+                self.nr -= 1;
+            }
         }
     }
 
     /// The current vruntime of a running task, counting the time it has run since picked.
     fn curr_vruntime(&self, t: TaskId, now: Time) -> u64 {
-        self.vruntime.get(t) + Self::vdelta(now.saturating_sub(self.run_start.get(t)), self.weight.get(t))
+        let se = self.se.get(t);
+        se.vruntime + Self::vdelta(now.saturating_sub(se.run_start), se.weight)
     }
 }
 
@@ -115,19 +114,28 @@ impl Policy for Cfs {
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
         let t = task.id;
         let w = weight_of_nice(task.nice);
-        if self.on_rq.get(t) && self.weight.get(t) != w {
-            self.remove_load(t);
+        let (min_vruntime, half_latency) = (self.min_vruntime, self.latency / 2);
+        let se = self.se.get_mut(t);
+        if se.on_rq && se.weight != w {
+            // Re-weighted while counted: take the old weight out of the load.
+            se.on_rq = false;
+            self.load -= se.weight;
+            self.nr -= 1;
         }
-        self.weight.set(t, w);
-        let vr = self.vruntime.get(t);
+        se.weight = w;
+        let vr = se.vruntime;
         let vr = match why {
-            EnqueueReason::New => vr.max(self.min_vruntime),
-            EnqueueReason::Woken => vr.max(self.min_vruntime.saturating_sub(self.latency / 2)),
-            EnqueueReason::Migrated => vr.max(self.min_vruntime),
+            EnqueueReason::New => vr.max(min_vruntime),
+            EnqueueReason::Woken => vr.max(min_vruntime.saturating_sub(half_latency)),
+            EnqueueReason::Migrated => vr.max(min_vruntime),
             _ => vr,
         };
-        self.vruntime.set(t, vr);
-        self.add_load(t);
+        se.vruntime = vr;
+        if !se.on_rq {
+            se.on_rq = true;
+            self.load += w;
+            self.nr += 1;
+        }
         self.tree.push(task, vr);
     }
 
@@ -140,21 +148,28 @@ impl Policy for Cfs {
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         let (t, vr) = self.tree.pop(cpu)?;
         self.min_vruntime = self.min_vruntime.max(self.tree.min_key().map_or(vr, |m| m.min(vr)));
-        self.run_start.set(t, now);
+        let se = self.se.get_mut(t);
+        se.run_start = now;
+        let weight = se.weight;
         let period = self.latency.max(self.nr * self.min_granularity);
-        let slice = mul_div(period, self.weight.get(t), self.load);
+        let slice = mul_div(period, weight, self.load);
         Some(Pick { task: t, slice: Some(slice.max(self.min_granularity.min(period))) })
     }
 
     fn charge(&mut self, task: TaskId, ran: Dur, _now: Time) {
-        let w = self.weight.get(task);
-        *self.vruntime.get_mut(task) += Self::vdelta(ran, w);
-        self.remove_load(task);
+        let se = self.se.get_mut(task);
+        se.vruntime += Self::vdelta(ran, se.weight);
+        if se.on_rq {
+            se.on_rq = false;
+            self.load -= se.weight;
+            self.nr -= 1;
+        }
     }
 
     fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
-        let gran = Self::vdelta(self.wakeup_granularity, self.weight.get(woken));
-        self.vruntime.get(woken) + gran < self.curr_vruntime(running, now)
+        let se = self.se.get(woken);
+        let gran = Self::vdelta(self.wakeup_granularity, se.weight);
+        se.vruntime + gran < self.curr_vruntime(running, now)
     }
 
     fn task_exit(&mut self, task: TaskId) {

@@ -26,6 +26,13 @@ impl<T: Clone + Default> PerTask<T> {
         self.0[t] = v;
     }
 
+    /// The entry of `t` if the table already reaches it (no growth).
+    #[inline]
+    pub fn get_mut_existing(&mut self, t: TaskId) -> Option<&mut T> {
+        self.0.get_mut(t)
+    }
+
+    #[inline]
     pub fn get_mut(&mut self, t: TaskId) -> &mut T {
         if t >= self.0.len() {
             self.0.resize(t + 1, T::default());
@@ -43,7 +50,12 @@ pub struct Affinity {
 
 impl Affinity {
     /// Remember the affinity of `t`.
+    #[inline]
     pub fn note(&mut self, t: &TaskView) {
+        // Nothing restricted so far and nothing new: every remembered mask is None already.
+        if self.restricted == 0 && t.affinity.is_none() {
+            return;
+        }
         if t.id >= self.masks.len() {
             if t.affinity.is_none() {
                 return;
@@ -89,6 +101,9 @@ impl Fifo {
 
     /// Remove and return the first task allowed on `cpu`.
     pub fn pop(&mut self, cpu: CpuId) -> Option<TaskId> {
+        if self.affinity.restricted == 0 {
+            return self.q.pop_front();
+        }
         let pos = self.q.iter().position(|&t| self.affinity.allowed(t, cpu))?;
         if pos == 0 {
             self.q.pop_front()

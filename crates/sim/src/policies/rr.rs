@@ -10,15 +10,15 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, T
 pub struct RoundRobin {
     quantum: Dur,
     q: Fifo,
-    /// Quantum left over after a pre-emption (0 = a fresh quantum next time).
-    left: PerTask<Dur>,
-    given: PerTask<Dur>,
+    /// Per task: (quantum left over after a pre-emption (0 = a fresh quantum next time),
+    /// slice given at the last pick) — one table, one lookup per call.
+    quota: PerTask<(Dur, Dur)>,
 }
 
 impl RoundRobin {
     /// Round robin with the given quantum (> 0; clamped to 1 ns).
     pub fn new(quantum: Dur) -> Self {
-        RoundRobin { quantum: quantum.max(1), q: Fifo::default(), left: PerTask::default(), given: PerTask::default() }
+        RoundRobin { quantum: quantum.max(1), q: Fifo::default(), quota: PerTask::default() }
     }
 }
 
@@ -28,10 +28,11 @@ impl Policy for RoundRobin {
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
-        if why == EnqueueReason::Preempted && self.left.get(task.id) > 0 {
+        let quota = self.quota.get_mut(task.id);
+        if why == EnqueueReason::Preempted && quota.0 > 0 {
             self.q.push_front(task);
         } else {
-            self.left.set(task.id, 0);
+            quota.0 = 0;
             self.q.push_back(task);
         }
     }
@@ -42,15 +43,15 @@ impl Policy for RoundRobin {
 
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let task = self.q.pop(cpu)?;
-        let left = self.left.get(task);
-        let slice = if left > 0 { left } else { self.quantum };
-        self.given.set(task, slice);
+        let quota = self.quota.get_mut(task);
+        let slice = if quota.0 > 0 { quota.0 } else { self.quantum };
+        quota.1 = slice;
         Some(Pick { task, slice: Some(slice) })
     }
 
     fn charge(&mut self, task: TaskId, ran: Dur, _now: Time) {
-        let left = self.given.get(task).saturating_sub(ran);
-        self.left.set(task, left);
+        let quota = self.quota.get_mut(task);
+        quota.0 = quota.1.saturating_sub(ran);
     }
 
     fn queued(&self) -> usize {
