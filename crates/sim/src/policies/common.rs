@@ -2,7 +2,7 @@
 //! remembered CPU affinity, a FIFO queue and a key-ordered queue (a red-black tree in Linux;
 //! a `BTreeSet` here) that both skip tasks not allowed on the picking CPU.
 
-use crate::policy::{CpuId, TaskId, TaskView};
+use crate::policy::{CpuId, EnqueueReason, TaskId, TaskView};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -166,6 +166,16 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
     pub fn push_front(&mut self, t: &TaskView, key: K) {
         self.front -= 1;
         self.insert(t, key, self.front);
+    }
+
+    /// Queue `t` as Linux's `enqueue_task` does: a pre-empted task goes back to the head of its
+    /// key, any other runnable task to the tail.
+    pub fn enqueue(&mut self, t: &TaskView, key: K, why: EnqueueReason) {
+        if why == EnqueueReason::Preempted {
+            self.push_front(t, key);
+        } else {
+            self.push(t, key);
+        }
     }
 
     fn insert(&mut self, t: &TaskView, key: K, seq: i64) {

@@ -23,11 +23,7 @@ impl Policy for Edf {
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
         let d = task.deadline.unwrap_or(Time::MAX);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, d);
-        } else {
-            self.q.push(task, d);
-        }
+        self.q.enqueue(task, d, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

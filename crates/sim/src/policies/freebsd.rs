@@ -111,11 +111,7 @@ impl Policy for FreeBsd {
         }
         self.decay(now);
         let key = self.key(t, task.priority);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, key);
-        } else {
-            self.q.push(task, key);
-        }
+        self.q.enqueue(task, key, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

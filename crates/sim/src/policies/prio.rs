@@ -80,11 +80,7 @@ impl Policy for Priority {
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
         self.rr.set(task.id, !self.rr_class_only || task.class.as_deref() == Some("rr"));
         let key = self.key(task.priority, now);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, key);
-        } else {
-            self.q.push(task, key);
-        }
+        self.q.enqueue(task, key, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

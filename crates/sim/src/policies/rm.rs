@@ -23,11 +23,7 @@ impl Policy for RateMonotonic {
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
         let key = (task.period.unwrap_or(Dur::MAX), task.priority);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, key);
-        } else {
-            self.q.push(task, key);
-        }
+        self.q.enqueue(task, key, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

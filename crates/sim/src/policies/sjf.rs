@@ -22,11 +22,7 @@ impl Policy for Sjf {
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
         let key = task.remaining.or(task.burst).unwrap_or(Dur::MAX);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, key);
-        } else {
-            self.q.push(task, key);
-        }
+        self.q.enqueue(task, key, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {
