@@ -4,7 +4,6 @@
 mod cmd;
 mod output;
 mod progress;
-#[allow(dead_code)] // helpers for the area commands; each area uses the ones it needs
 mod units;
 
 use clap::{Parser, Subcommand};

@@ -38,7 +38,6 @@ pub fn print_json(doc: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[allow(dead_code)] // used by the area commands
 /// Print a section as a person or as JSON (its data document) depending on `json`.
 pub fn emit(s: &Section, json: bool) -> anyhow::Result<()> {
     if json {

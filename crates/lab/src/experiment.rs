@@ -16,6 +16,19 @@ pub enum Scale {
     Full,
 }
 
+impl Scale {
+    /// The scale a command's `--quick` / `--full` flags ask for (neither: the default).
+    pub fn from_flags(quick: bool, full: bool) -> Scale {
+        if quick {
+            Scale::Quick
+        } else if full {
+            Scale::Full
+        } else {
+            Scale::Default
+        }
+    }
+}
+
 /// Receives progress from a running experiment (a progress bar, or nothing).
 pub trait Progress: Sync {
     /// `fraction` in 0..=1 of this experiment done; `what` says what runs now.

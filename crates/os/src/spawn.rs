@@ -653,6 +653,19 @@ impl ProcessHeadroom {
 mod tests {
     use super::*;
 
+    /// Open the gate and reap every child (bounded: a hung child fails the test, not CI).
+    pub(super) fn release_and_reap(b: &mut HeldBatch) -> Vec<Exit> {
+        b.release();
+        let mut exits = Vec::new();
+        let start = Instant::now();
+        while b.live() > 0 && start.elapsed() < Duration::from_secs(10) {
+            b.wait_exit(Duration::from_millis(20));
+            exits.extend(b.reap_ready().unwrap());
+        }
+        assert_eq!(b.live(), 0, "children still alive after 10 s");
+        exits
+    }
+
     fn true_spec() -> ChildSpec {
         ChildSpec {
             program: "/bin/sh".into(),
@@ -677,13 +690,7 @@ mod tests {
         b.wait_ready(Duration::from_secs(10)).unwrap();
         std::thread::sleep(Duration::from_millis(30));
         assert!(b.reap_ready().unwrap().is_empty(), "a child passed the closed gate");
-        b.release();
-        let mut exits = Vec::new();
-        let start = Instant::now();
-        while b.live() > 0 && start.elapsed() < Duration::from_secs(10) {
-            b.wait_exit(Duration::from_millis(20));
-            exits.extend(b.reap_ready().unwrap());
-        }
+        let exits = release_and_reap(&mut b);
         assert_eq!(exits.len(), 5);
         assert!(exits.iter().all(|e| e.reaped.status.success()));
     }
@@ -694,12 +701,7 @@ mod tests {
         let mut b = HeldBatch::new(spec).unwrap();
         b.spawn_one().unwrap();
         b.wait_ready(Duration::from_secs(10)).unwrap();
-        b.release();
-        let mut exits = Vec::new();
-        while b.live() > 0 {
-            b.wait_exit(Duration::from_millis(20));
-            exits.extend(b.reap_ready().unwrap());
-        }
+        let exits = release_and_reap(&mut b);
         assert_eq!(exits[0].reaped.status, crate::rusage::ExitStatus::Exited(127));
         let f = b.failures();
         assert_eq!(f.len(), 1);
@@ -735,12 +737,7 @@ mod tests {
         let mut b = HeldBatch::new(spec).unwrap();
         b.spawn_one().unwrap();
         b.wait_ready(Duration::from_secs(10)).unwrap();
-        b.release();
-        let mut exits = Vec::new();
-        while b.live() > 0 {
-            b.wait_exit(Duration::from_millis(20));
-            exits.extend(b.reap_ready().unwrap());
-        }
+        let exits = release_and_reap(&mut b);
         assert!(exits[0].reaped.status.success(), "{:?}", exits[0].reaped.status);
     }
 
@@ -783,10 +780,6 @@ mod deadline_tests {
             "deadline children passed the closed gate: {:?}",
             early.iter().map(|e| e.reaped.status).collect::<Vec<_>>()
         );
-        b.release();
-        while b.live() > 0 {
-            b.wait_exit(Duration::from_millis(20));
-            b.reap_ready().unwrap();
-        }
+        super::tests::release_and_reap(&mut b);
     }
 }

@@ -62,6 +62,30 @@ enum Cmd {
 }
 
 /// The seed's Tables I–III and the kernel role's settings.
+/// The live kernel's per-packet busy work, shared by `live`/`kernel` and `sweep`.
+#[derive(ClapArgs, Clone)]
+struct CostArgs {
+    /// Busy work per interrupt in the interrupt thread (e.g. 25us).
+    #[arg(long, default_value = "25us", value_parser = units::duration)]
+    irq_cost: Duration,
+    /// Busy work per packet for protocol processing in the kernel thread.
+    #[arg(long, default_value = "10us", value_parser = units::duration)]
+    proto_cost: Duration,
+    /// Busy work per packet for delivery in the kernel thread.
+    #[arg(long, default_value = "5us", value_parser = units::duration)]
+    deliver_cost: Duration,
+}
+
+impl CostArgs {
+    fn busy_costs(&self) -> BusyCosts {
+        BusyCosts {
+            irq_ns: self.irq_cost.as_nanos() as u64,
+            proto_ns: self.proto_cost.as_nanos() as u64,
+            deliver_ns: self.deliver_cost.as_nanos() as u64,
+        }
+    }
+}
+
 #[derive(ClapArgs, Clone)]
 struct LiveArgs {
     /// Receive strategy of the kernel (the seed's `calendar`): interrupt, polling, hybrid, napi.
@@ -112,15 +136,8 @@ struct LiveArgs {
     /// NAPI packets per poll callback.
     #[arg(long, default_value_t = 5)]
     quota: usize,
-    /// Busy work per interrupt in the interrupt thread (e.g. 25us).
-    #[arg(long, default_value = "25us", value_parser = units::duration)]
-    irq_cost: Duration,
-    /// Busy work per packet for protocol processing in the kernel thread.
-    #[arg(long, default_value = "10us", value_parser = units::duration)]
-    proto_cost: Duration,
-    /// Busy work per packet for delivery in the kernel thread.
-    #[arg(long, default_value = "5us", value_parser = units::duration)]
-    deliver_cost: Duration,
+    #[command(flatten)]
+    costs: CostArgs,
     /// Device i sends to 127.0.0.1:(kernel-port + i).
     #[arg(long, alias = "port1", default_value_t = 47000)]
     kernel_port: u16,
@@ -178,11 +195,7 @@ impl LiveArgs {
                 quota: self.quota,
                 ..Default::default()
             },
-            costs: BusyCosts {
-                irq_ns: self.irq_cost.as_nanos() as u64,
-                proto_ns: self.proto_cost.as_nanos() as u64,
-                deliver_ns: self.deliver_cost.as_nanos() as u64,
-            },
+            costs: self.costs.busy_costs(),
             ports: Ports { kernel_port: self.kernel_port, app_port: self.app_port },
             payload: self.payload,
             kernel_cpu: self.kernel_cpu,
@@ -259,15 +272,8 @@ struct SweepArgs {
     /// Strategies to sweep (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "interrupt,polling,hybrid,napi")]
     strategies: Vec<StrategyKind>,
-    /// Busy work per interrupt of the live kernel.
-    #[arg(long, default_value = "25us", value_parser = units::duration)]
-    irq_cost: Duration,
-    /// Busy work per packet for protocol processing.
-    #[arg(long, default_value = "10us", value_parser = units::duration)]
-    proto_cost: Duration,
-    /// Busy work per packet for delivery.
-    #[arg(long, default_value = "5us", value_parser = units::duration)]
-    deliver_cost: Duration,
+    #[command(flatten)]
+    costs: CostArgs,
     /// Base ports (device i → kernel-port + i, kernel → app-port + i).
     #[arg(long, default_value_t = 47000)]
     kernel_port: u16,
@@ -502,24 +508,14 @@ fn measured_costs(path: &std::path::Path) -> Result<Costs> {
 }
 
 fn run_sweep(a: &SweepArgs) -> Result<()> {
-    let scale = if a.quick {
-        Scale::Quick
-    } else if a.full {
-        Scale::Full
-    } else {
-        Scale::Default
-    };
+    let scale = Scale::from_flags(a.quick, a.full);
     if a.mode.is_empty() || a.strategies.is_empty() {
         bail!("nothing to sweep: give at least one --mode and one --strategies value");
     }
     let mut cfg = SweepConfig::for_scale(scale);
     cfg.modes = a.mode.clone();
     cfg.strategies = a.strategies.clone();
-    cfg.base.costs = BusyCosts {
-        irq_ns: a.irq_cost.as_nanos() as u64,
-        proto_ns: a.proto_cost.as_nanos() as u64,
-        deliver_ns: a.deliver_cost.as_nanos() as u64,
-    };
+    cfg.base.costs = a.costs.busy_costs();
     cfg.base.ports = Ports { kernel_port: a.kernel_port, app_port: a.app_port };
     cfg.validate()?;
     eprintln!("schedlab: livelock sweep, about {:.0} s", cfg.estimate_s());

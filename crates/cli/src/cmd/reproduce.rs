@@ -71,16 +71,6 @@ pub struct Args {
     test_drill: Vec<String>,
 }
 
-fn scale_of(a: &Args) -> Scale {
-    if a.quick {
-        Scale::Quick
-    } else if a.full {
-        Scale::Full
-    } else {
-        Scale::Default
-    }
-}
-
 fn scale_word(s: Scale) -> &'static str {
     match s {
         Scale::Quick => "quick",
@@ -91,7 +81,7 @@ fn scale_word(s: Scale) -> &'static str {
 
 /// Run `schedlab reproduce`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let scale = scale_of(&args);
+    let scale = Scale::from_flags(args.quick, args.full);
     let all: Vec<Box<dyn Experiment>> =
         if args.test_drill.is_empty() { registry::all() } else { drill::experiments(&args.test_drill)? };
     let known: Vec<&str> = all.iter().map(|e| e.name()).collect();

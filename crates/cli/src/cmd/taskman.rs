@@ -354,13 +354,7 @@ impl Progress for StderrProgress {
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
-    let scale = if a.quick {
-        Scale::Quick
-    } else if a.full {
-        Scale::Full
-    } else {
-        Scale::Default
-    };
+    let scale = Scale::from_flags(a.quick, a.full);
     let topo = Topology::read()?;
     let cpus = topo.cpus.len();
     let mut p = BenchParams::for_scale(scale, cpus);

@@ -253,13 +253,7 @@ fn run_live(a: RunArgs) -> Result<()> {
 }
 
 fn run_study(a: StudyArgs) -> Result<()> {
-    let scale = if a.quick {
-        schedlab_lab::Scale::Quick
-    } else if a.full {
-        schedlab_lab::Scale::Full
-    } else {
-        schedlab_lab::Scale::Default
-    };
+    let scale = schedlab_lab::Scale::from_flags(a.quick, a.full);
     let mut which = study::Which::parse(&a.only)?;
     which.test2 = !a.test1_only;
     which.test1 = !a.test2_only;
