@@ -135,26 +135,48 @@ mod tests {
         assert!(e.contains(&port.to_string()) && e.contains("in use"), "{e}");
     }
 
+    /// Poll `/proc/net/udp` until `ok` holds and the line has stopped changing: loopback
+    /// delivery runs in a softirq that a busy machine may defer to ksoftirqd, so a datagram
+    /// sent is not always queued (or dropped) by the time `send_to` returns.
+    fn settled_stats(port: u16, ok: impl Fn(UdpSockStat) -> bool) -> UdpSockStat {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut last = udp_sock_stats(&[port])[0];
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let st = udp_sock_stats(&[port])[0];
+            if (ok(st) && st == last) || std::time::Instant::now() > deadline {
+                return st;
+            }
+            last = st;
+        }
+    }
+
     #[test]
     fn drop_counter_and_tables_are_read() {
         let r = bind(0, "test").unwrap();
         enable_rxq_ovfl(&r).unwrap();
+        r.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
         let port = r.local_addr().unwrap().port();
         let s = bind(0, "test").unwrap();
         s.send_to(b"01234567890123456789", (LOOPBACK, port)).unwrap();
-        let st = udp_sock_stats(&[port]);
-        assert!(st[0].rx_queue > 0, "{st:?}");
+        let st = settled_stats(port, |st| st.rx_queue > 0);
+        assert!(st.rx_queue > 0, "{st:?}");
         let mut buf = [0u8; 64];
         let got = recv(&r, &mut buf).unwrap().unwrap();
         assert_eq!(got.len, 20);
         // The kernel attaches the counter only once the socket has dropped something.
         assert_eq!(got.drops, None);
         setsockopt(&r, sockopt::RcvBuf, &1024).unwrap();
-        r.set_nonblocking(true).unwrap();
         for _ in 0..500 {
             s.send_to(b"01234567890123456789", (LOOPBACK, port)).unwrap();
         }
+        // Let all 500 be queued or dropped before draining, so no late one is dropped after
+        // the counter is compared.
+        let st = settled_stats(port, |st| st.drops > 0 && st.rx_queue > 0);
+        assert!(st.drops > 0, "a 1 KiB buffer took 500 datagrams: {st:?}");
+        r.set_nonblocking(true).unwrap();
         while recv(&r, &mut buf).unwrap().is_some() {}
+        r.set_nonblocking(false).unwrap();
         s.send_to(b"01234567890123456789", (LOOPBACK, port)).unwrap();
         let got = recv(&r, &mut buf).unwrap().unwrap();
         let dropped = udp_sock_stats(&[port])[0].drops;
