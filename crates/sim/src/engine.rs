@@ -14,6 +14,7 @@ use crate::workload::Workload;
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// How to run a simulation.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +71,7 @@ pub struct Blocked {
 /// Per-task results. Times in ns; `None` when the task did not finish (or never ran) in time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskResult {
-    pub name: String,
+    pub name: Arc<str>,
     pub arrival: Time,
     pub finish: Option<Time>,
     pub turnaround: Option<Dur>,
@@ -368,7 +369,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     }
 
     /// What the policy may know about `t`, built fresh (cheap: class/affinity are usually None).
-    fn view(&self, t: TaskId) -> TaskView {
+    fn view(&self, t: TaskId) -> TaskView<'w> {
         let spec = &self.w.tasks[t];
         let ts = &self.tasks[t];
         TaskView {
@@ -381,8 +382,8 @@ impl<'w, 'p> Engine<'w, 'p> {
             period: spec.period,
             burst: Some(spec.bursts[ts.burst_idx as usize]),
             remaining: Some(ts.remaining),
-            class: spec.class.clone(),
-            affinity: spec.affinity.clone(),
+            class: spec.class.as_deref(),
+            affinity: spec.affinity.as_deref(),
         }
     }
 

@@ -60,7 +60,7 @@ pub fn poisson(
                 b.push((cpu.sample(&mut rng).round() as u64).max(1_000));
             }
             TaskSpec {
-                name: format!("T{i}"),
+                name: format!("T{i}").into(),
                 arrival: t.round() as u64,
                 bursts: b,
                 priority: rng.gen_range(0..prios),

@@ -46,8 +46,10 @@ pub enum EnqueueReason {
 }
 
 /// What a policy may know about a task. Hosts fill what they know; the rest stays default.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TaskView {
+/// It borrows the task's class and CPU list from the host, so building one per enqueue is a
+/// few stores; a policy that must remember them copies them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskView<'a> {
     pub id: TaskId,
     /// When the task first arrived.
     pub arrival: Time,
@@ -66,20 +68,20 @@ pub struct TaskView {
     /// CPU time still needed by the current burst, when known (SRTF).
     pub remaining: Option<Dur>,
     /// Which queue or class the task belongs to (MLQ queue index; the `linux` policy's class).
-    pub class: Option<String>,
+    pub class: Option<&'a str>,
     /// CPUs the task may run on (None = any).
-    pub affinity: Option<Vec<CpuId>>,
+    pub affinity: Option<&'a [CpuId]>,
 }
 
-impl TaskView {
+impl TaskView<'_> {
     /// A view with an id and weight 1, everything else default.
-    pub fn new(id: TaskId) -> Self {
+    pub fn new(id: TaskId) -> TaskView<'static> {
         TaskView { id, weight: 1, ..Default::default() }
     }
 
     /// True if the task may run on `cpu`.
     pub fn allowed_on(&self, cpu: CpuId) -> bool {
-        self.affinity.as_ref().is_none_or(|cpus| cpus.contains(&cpu))
+        self.affinity.is_none_or(|cpus| cpus.contains(&cpu))
     }
 }
 

@@ -11,6 +11,7 @@
 use crate::policy::{CpuId, Dur, Time};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// Why a workload was rejected; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +44,8 @@ pub struct LockUse {
 /// One task. Times in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TaskSpec {
-    pub name: String,
+    /// Shared, so per-task results carry the name without copying it.
+    pub name: Arc<str>,
     pub arrival: Time,
     /// CPU, I/O, CPU, … (odd count: starts and ends with CPU).
     pub bursts: Vec<Dur>,
@@ -265,7 +267,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         }
     }
     Ok(TaskSpec {
-        name: t.name.unwrap_or_else(|| format!("T{i}")),
+        name: t.name.map_or_else(|| format!("T{i}").into(), Into::into),
         arrival: ms_to_ns(&f("arrival"), t.arrival)?,
         bursts,
         priority: t.priority,
@@ -282,7 +284,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
 
 fn task_to_raw(t: &TaskSpec) -> RawTask {
     RawTask {
-        name: Some(t.name.clone()),
+        name: Some(t.name.to_string()),
         arrival: ns_to_ms(t.arrival),
         bursts: t.bursts.iter().map(|&b| ns_to_ms(b)).collect(),
         priority: t.priority,
@@ -354,7 +356,7 @@ mod tests {
         let w = Workload::from_json_str(r#"{"tasks":[{"arrival":0.5,"bursts":[1.25,2,0.001]}]}"#).unwrap();
         assert_eq!(w.tasks[0].arrival, 500_000);
         assert_eq!(w.tasks[0].bursts, vec![1_250_000, 2_000_000, 1_000]);
-        assert_eq!(w.tasks[0].name, "T0");
+        assert_eq!(&*w.tasks[0].name, "T0");
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
             };
             let n_cpu = b.len().div_ceil(2);
             TaskSpec {
-                name: String::new(),
+                name: "".into(),
                 arrival: arr * US,
                 bursts: b,
                 priority: prio,
@@ -69,7 +69,7 @@ fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64)> {
         .prop_flat_map(|(cpus, cost)| (prop::collection::vec(task_strategy(cpus), 1..9), Just(cpus), Just(cost)))
         .prop_map(|(mut tasks, cpus, cost)| {
             for (i, t) in tasks.iter_mut().enumerate() {
-                t.name = format!("T{i}");
+                t.name = format!("T{i}").into();
             }
             (Workload { cpus: Some(cpus), tasks }, cpus, cost)
         })

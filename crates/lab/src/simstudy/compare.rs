@@ -116,7 +116,7 @@ pub fn task_table(r: &SimResult) -> Table {
     let opt = |x: Option<u64>| x.map_or("-".to_string(), |v| format!("{:.3}", ms(v as f64)));
     for x in &r.tasks {
         t.row(vec![
-            x.name.clone(),
+            x.name.to_string(),
             format!("{:.3}", ms(x.arrival as f64)),
             opt(x.finish),
             opt(x.turnaround),

@@ -23,7 +23,7 @@ pub fn chart(w: &Workload, results: &[SimResult], title: &str, until: Option<u64
                 lane: base + s.cpu,
                 start: s.start as f64 / 1e6,
                 end: s.end.min(end) as f64 / 1e6,
-                label: w.tasks[s.task].name.clone(),
+                label: w.tasks[s.task].name.to_string(),
                 colour_key: s.task,
             });
         }

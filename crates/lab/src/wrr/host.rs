@@ -214,7 +214,7 @@ pub fn run(mut policy: Box<dyn Policy>, specs: &[TaskSpec], cfg: &HostConfig) ->
     let views: Vec<TaskView> = specs
         .iter()
         .enumerate()
-        .map(|(i, s)| TaskView { weight: s.weight, affinity: Some(cfg.cpus.clone()), ..TaskView::new(i) })
+        .map(|(i, s)| TaskView { weight: s.weight, affinity: Some(&cfg.cpus), ..TaskView::new(i) })
         .collect();
 
     let outcome = {

@@ -20,10 +20,7 @@ impl<T: Clone + Default> PerTask<T> {
     }
 
     pub fn set(&mut self, t: TaskId, v: T) {
-        if t >= self.0.len() {
-            self.0.resize(t + 1, T::default());
-        }
-        self.0[t] = v;
+        *self.get_mut(t) = v;
     }
 
     /// The entry of `t` if the table already reaches it (no growth).
@@ -35,9 +32,17 @@ impl<T: Clone + Default> PerTask<T> {
     #[inline]
     pub fn get_mut(&mut self, t: TaskId) -> &mut T {
         if t >= self.0.len() {
-            self.0.resize(t + 1, T::default());
+            self.grow(t);
         }
         &mut self.0[t]
+    }
+
+    /// Grow geometrically: hosts number tasks 0, 1, 2, … so growing to `t + 1` each time would
+    /// call into the allocator once per new task.
+    #[cold]
+    fn grow(&mut self, t: TaskId) {
+        let len = (t + 1).max(2 * self.0.len()).max(16);
+        self.0.resize(len, T::default());
     }
 }
 
@@ -62,10 +67,10 @@ impl Affinity {
             }
             self.masks.resize(t.id + 1, None);
         }
-        if self.masks[t.id] != t.affinity {
+        if self.masks[t.id].as_deref() != t.affinity {
             self.restricted =
                 self.restricted + usize::from(t.affinity.is_some()) - usize::from(self.masks[t.id].is_some());
-            self.masks[t.id] = t.affinity.clone();
+            self.masks[t.id] = t.affinity.map(<[CpuId]>::to_vec);
         }
     }
 
@@ -331,7 +336,7 @@ mod tests {
         q.push(&TaskView::new(1), 1);
         q.push(&TaskView::new(2), 5);
         q.push_front(&TaskView::new(3), 5);
-        q.push(&TaskView { affinity: Some(vec![1]), ..TaskView::new(4) }, 0);
+        q.push(&TaskView { affinity: Some(&[1]), ..TaskView::new(4) }, 0);
         assert_eq!(q.pop(0), Some((1, 1)));
         assert_eq!(q.pop(0), Some((3, 5)));
         assert_eq!(q.remove(0), Some(5));
@@ -344,7 +349,7 @@ mod tests {
     #[test]
     fn fifo_skips_disallowed() {
         let mut f = Fifo::default();
-        f.push_back(&TaskView { affinity: Some(vec![1]), ..TaskView::new(0) });
+        f.push_back(&TaskView { affinity: Some(&[1]), ..TaskView::new(0) });
         f.push_back(&TaskView::new(1));
         assert_eq!(f.pop(0), Some(1));
         assert_eq!(f.pop(0), None);

@@ -98,7 +98,7 @@ impl Policy for FreeBsd {
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
         let t = task.id;
         if why == EnqueueReason::New {
-            let g = match task.class.as_deref() {
+            let g = match task.class {
                 Some("interrupt") | Some("ithd") => Group::Interrupt,
                 Some("realtime") | Some("rt") => Group::Realtime,
                 Some("idle") => Group::Idle,
@@ -168,11 +168,7 @@ mod tests {
     fn realtime_group_beats_timeshare() {
         let mut p = FreeBsd::new(100_000_000);
         p.enqueue(&TaskView::new(0), EnqueueReason::New, 0);
-        p.enqueue(
-            &TaskView { class: Some("realtime".into()), priority: 10, ..TaskView::new(1) },
-            EnqueueReason::New,
-            0,
-        );
+        p.enqueue(&TaskView { class: Some("realtime"), priority: 10, ..TaskView::new(1) }, EnqueueReason::New, 0);
         assert_eq!(p.pick_next(0, 0).unwrap().task, 1);
     }
 }

@@ -10,7 +10,7 @@ use crate::policy::{Dur, Policy, TaskView};
 
 /// Class index: 0 deadline, 1 real-time, 2 fair.
 pub fn linux_class(t: &TaskView, _n: usize) -> usize {
-    match t.class.as_deref() {
+    match t.class {
         Some("deadline") => 0,
         Some("fifo") | Some("rr") => 1,
         _ => 2,

@@ -12,7 +12,7 @@ pub type Classifier = fn(&TaskView, usize) -> usize;
 
 /// Queue = `class` parsed as a number, else the priority; clamped to `0..n`.
 pub fn by_class_or_priority(t: &TaskView, n: usize) -> usize {
-    let i = t.class.as_deref().and_then(|c| c.parse::<i64>().ok()).unwrap_or(t.priority as i64);
+    let i = t.class.and_then(|c| c.parse::<i64>().ok()).unwrap_or(t.priority as i64);
     i.clamp(0, n as i64 - 1) as usize
 }
 

@@ -78,7 +78,7 @@ impl Policy for Priority {
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
-        self.rr.set(task.id, !self.rr_class_only || task.class.as_deref() == Some("rr"));
+        self.rr.set(task.id, !self.rr_class_only || task.class == Some("rr"));
         let key = self.key(task.priority, now);
         self.q.enqueue(task, key, why);
     }
@@ -116,7 +116,7 @@ mod tests {
 
     const MS: Dur = 1_000_000;
 
-    fn v(id: TaskId, priority: i32) -> TaskView {
+    fn v(id: TaskId, priority: i32) -> TaskView<'static> {
         TaskView { priority, ..TaskView::new(id) }
     }
 

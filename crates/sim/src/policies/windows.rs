@@ -30,7 +30,7 @@ pub struct Windows {
 }
 
 fn base_of(t: &TaskView) -> (u8, bool) {
-    match t.class.as_deref() {
+    match t.class {
         Some("realtime") => ((24 - t.priority).clamp(16, 31) as u8, true),
         _ => ((8 - t.priority).clamp(1, 15) as u8, false),
     }
@@ -65,7 +65,7 @@ impl Policy for Windows {
             self.base.set(t, base);
             self.dynamic.set(t, base);
             self.realtime.set(t, rt);
-            self.foreground.set(t, task.class.as_deref() == Some("foreground"));
+            self.foreground.set(t, task.class == Some("foreground"));
         }
         let base = self.base.get(t);
         let mut d = self.dynamic.get(t);

@@ -39,7 +39,7 @@ impl Policy for WeightedRoundRobin {
     fn enqueue(&mut self, task: &TaskView, _why: EnqueueReason, _now: Time) {
         self.weights.insert(task.id, task.weight.max(1));
         match &task.affinity {
-            Some(cpus) => self.affinity.insert(task.id, cpus.clone()),
+            Some(cpus) => self.affinity.insert(task.id, cpus.to_vec()),
             None => self.affinity.remove(&task.id),
         };
         self.queue.push_back(task.id);
@@ -74,7 +74,7 @@ mod tests {
     use super::*;
     use crate::policy::MS;
 
-    fn view(id: TaskId, weight: u32) -> TaskView {
+    fn view(id: TaskId, weight: u32) -> TaskView<'static> {
         TaskView { weight, ..TaskView::new(id) }
     }
 
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn affinity_is_respected() {
         let mut p = WeightedRoundRobin::new(MS);
-        p.enqueue(&TaskView { affinity: Some(vec![1]), ..view(0, 1) }, EnqueueReason::New, 0);
+        p.enqueue(&TaskView { affinity: Some(&[1]), ..view(0, 1) }, EnqueueReason::New, 0);
         assert_eq!(p.pick_next(0, 0), None);
         assert_eq!(p.pick_next(1, 0).unwrap().task, 0);
     }
