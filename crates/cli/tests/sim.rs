@@ -147,6 +147,14 @@ fn bench_reports_events_per_second() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = doc["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2);
+    // rr and cfs, each producing overall metrics only and per-task records as well.
+    assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["events"].as_u64().unwrap() > 4000 && r["events_per_s"].as_f64().unwrap() > 0.0));
+    // Both output modes simulate the same thing.
+    for p in [&rows[0..2], &rows[2..4]] {
+        assert_eq!(p[0]["output"], "overall");
+        assert_eq!(p[1]["output"], "per-task");
+        assert_eq!(p[0]["events"], p[1]["events"]);
+        assert_eq!(p[0]["avg_turnaround_ms"], p[1]["avg_turnaround_ms"]);
+    }
 }

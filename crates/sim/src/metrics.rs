@@ -53,89 +53,113 @@ pub fn jain(xs: &[f64]) -> f64 {
     }
 }
 
-/// Compute the overall metrics of a run that ended at `end` on `cpus` CPUs (two passes, no
-/// allocation beyond 16 bytes per task).
+/// Compute the overall metrics of a run that ended at `end` on `cpus` CPUs.
 pub fn overall(tasks: &[TaskResult], cpus: usize, end: Time) -> Overall {
-    let mut acc = Accum::with_capacity(tasks.len());
-    for t in tasks {
-        acc.add(t);
+    let mut acc = Accum::new(tasks.len());
+    for (i, t) in tasks.iter().enumerate() {
+        acc.add(i, &TaskSums::of(t));
     }
     acc.finish(cpus, end)
 }
 
-/// Running sums for [`Overall`], fed one task at a time (the engine feeds each result as it
-/// builds it, so 100,000 results are not read back from memory); the second pass, for the
-/// share error, runs over a compact (cpu, weight) list. Same arithmetic, same order as a loop
-/// over the results, so the figures are bit-identical.
+/// What [`Overall`] needs of one task.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskSums {
+    pub turnaround: Option<u64>,
+    pub waiting: u64,
+    pub response: Option<u64>,
+    pub cpu: u64,
+    pub weight: u32,
+    pub context_switches: u64,
+    pub preemptions: u64,
+    pub migrations: u64,
+    pub deadline_misses: u64,
+}
+
+impl TaskSums {
+    pub fn of(t: &TaskResult) -> Self {
+        TaskSums {
+            turnaround: t.turnaround,
+            waiting: t.waiting,
+            response: t.response,
+            cpu: t.cpu,
+            weight: t.weight,
+            context_switches: t.context_switches,
+            preemptions: t.preemptions,
+            migrations: t.migrations,
+            deadline_misses: t.deadline_misses,
+        }
+    }
+}
+
+/// Running sums for [`Overall`], fed one task at a time in any order (the engine feeds each
+/// task when it finishes, so 100,000 results are never read back). Time sums are kept as exact
+/// integers, so the order does not matter; Jain's index and the share error are computed at
+/// the end from each task's (CPU, weight), in task order.
 #[derive(Debug, Default)]
 pub struct Accum {
     tasks: usize,
     finished: usize,
-    turn: f64,
-    wait: f64,
+    turn: u128,
+    wait: u128,
     max_wait: u64,
     responded: usize,
-    resp: f64,
+    resp: u128,
     cpu_total: u64,
-    w_total: f64,
+    w_total: u64,
     cs: u64,
     pre: u64,
     mig: u64,
     miss: u64,
-    jsum: f64,
-    jsq: f64,
+    /// Per task index: (CPU received, weight).
     shares: Vec<(u64, u32)>,
 }
 
 impl Accum {
-    /// An accumulator expecting about `n` tasks.
-    pub fn with_capacity(n: usize) -> Self {
-        Accum { shares: Vec::with_capacity(n), ..Accum::default() }
+    /// An accumulator for tasks `0..n`.
+    pub fn new(n: usize) -> Self {
+        Accum { shares: vec![(0, 0); n], ..Accum::default() }
     }
 
-    /// Count one task's result.
+    /// Count task `i` (each task exactly once).
     #[inline]
-    pub fn add(&mut self, t: &TaskResult) {
+    pub fn add(&mut self, i: usize, t: &TaskSums) {
         self.tasks += 1;
         if let Some(ta) = t.turnaround {
             self.finished += 1;
-            self.turn += ta as f64;
-            self.wait += t.waiting as f64;
+            self.turn += ta as u128;
+            self.wait += t.waiting as u128;
             self.max_wait = self.max_wait.max(t.waiting);
         }
         if let Some(r) = t.response {
             self.responded += 1;
-            self.resp += r as f64;
+            self.resp += r as u128;
         }
         self.cpu_total += t.cpu;
-        self.w_total += t.weight as f64;
+        self.w_total += t.weight as u64;
         self.cs += t.context_switches;
         self.pre += t.preemptions;
         self.mig += t.migrations;
         self.miss += t.deadline_misses;
-        let x = t.cpu as f64 / t.weight.max(1) as f64;
-        self.jsum += x;
-        self.jsq += x * x;
-        self.shares.push((t.cpu, t.weight));
+        self.shares[i] = (t.cpu, t.weight);
     }
 
     /// The overall metrics of a run that ended at `end` on `cpus` CPUs.
     pub fn finish(self, cpus: usize, end: Time) -> Overall {
         let makespan = end;
-        let (cpu_total, w_total) = (self.cpu_total, self.w_total);
-        let share_error_max = if cpu_total == 0 {
-            0.0
-        } else {
-            self.shares
-                .iter()
-                .map(|&(cpu, weight)| {
-                    let share = cpu as f64 / cpu_total as f64;
-                    let expected = weight as f64 / w_total;
-                    (share / expected - 1.0).abs()
-                })
-                .fold(0.0, f64::max)
-        };
-        let avg = |sum: f64, n: usize| if n == 0 { 0.0 } else { sum / n as f64 };
+        let (cpu_total, w_total) = (self.cpu_total, self.w_total as f64);
+        let (mut jsum, mut jsq, mut share_error_max) = (0.0f64, 0.0f64, 0.0f64);
+        for &(cpu, weight) in &self.shares {
+            let x = cpu as f64 / weight.max(1) as f64;
+            jsum += x;
+            jsq += x * x;
+            if cpu_total > 0 {
+                let share = cpu as f64 / cpu_total as f64;
+                let expected = weight as f64 / w_total;
+                share_error_max = share_error_max.max((share / expected - 1.0).abs());
+            }
+        }
+        let avg = |sum: u128, n: usize| if n == 0 { 0.0 } else { sum as f64 / n as f64 };
         let secs = makespan as f64 / 1e9;
         let finished = self.finished;
         Overall {
@@ -152,11 +176,7 @@ impl Accum {
             preemptions: self.pre,
             migrations: self.mig,
             deadline_misses: self.miss,
-            jain_cpu_per_weight: if self.jsq == 0.0 {
-                1.0
-            } else {
-                self.jsum * self.jsum / (self.tasks as f64 * self.jsq)
-            },
+            jain_cpu_per_weight: if jsq == 0.0 { 1.0 } else { jsum * jsum / (self.tasks as f64 * jsq) },
             share_error_max,
         }
     }

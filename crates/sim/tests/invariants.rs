@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
+use schedlab_sim::metrics;
 use schedlab_sim::policies::{by_spec, CATALOGUE};
 use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
 use std::collections::HashMap;
@@ -159,6 +160,13 @@ proptest! {
             let mut p = by_spec(&spec).unwrap();
             let r = simulate(&w, p.as_mut(), &cfg);
             prop_assert!(check(&w, &r).is_ok(), "{spec} (global, {cpus} CPUs): {}", check(&w, &r).unwrap_err());
+            // The engine's running totals agree with the metrics of its own per-task records, and
+            // a run without per-task records computes the same overall metrics.
+            prop_assert_eq!(&r.overall, &metrics::overall(&r.tasks, cpus, r.overall.makespan));
+            let mut p = by_spec(&spec).unwrap();
+            let lean = simulate(&w, p.as_mut(), &SimConfig { task_results: false, ..cfg.clone() });
+            prop_assert!(lean.tasks.is_empty());
+            prop_assert_eq!((&lean.overall, lean.events), (&r.overall, r.events));
             let mut per: Vec<_> = (0..cpus).map(|_| by_spec(&spec).unwrap()).collect();
             let r = simulate_per_cpu(&w, &mut per, &cfg);
             prop_assert!(check(&w, &r).is_ok(), "{spec} (per-CPU, {cpus} CPUs): {}", check(&w, &r).unwrap_err());

@@ -2,6 +2,9 @@
 //! under several policies, reporting events per second; and the side-by-side run of the
 //! equivalent SimPy round-robin model (`bench/sim/simpy_rr.py`) on the very same tasks, so the
 //! ratio is measured in one run on one machine.
+//!
+//! Each policy is timed twice: producing only the overall metrics (as the SimPy model does: it
+//! sums turnaround times) and producing a result record per task as well.
 
 use anyhow::{bail, Context, Result};
 use schedlab_sim::engine::{simulate, SimConfig};
@@ -23,6 +26,8 @@ pub fn workload(n: usize, seed: u64) -> Workload {
 pub struct Row {
     pub engine: String,
     pub policy: String,
+    /// `overall` (overall metrics only) or `per-task` (a result record per task as well).
+    pub output: String,
     pub tasks: usize,
     pub events: u64,
     /// Best wall time over the repeats, seconds.
@@ -32,33 +37,40 @@ pub struct Row {
     pub avg_turnaround_ms: f64,
 }
 
-/// Simulate `w` under each spec `repeat` times; keep the best time.
+/// Simulate `w` under each spec `repeat` times in both output modes; keep the best times.
 pub fn run(w: &Workload, specs: &[String], repeat: usize) -> Result<Vec<Row>> {
-    let cfg = SimConfig { record_slices: false, ..SimConfig::default() };
     let mut rows = vec![];
     for spec in specs {
         by_spec(spec)?;
-        let mut best = f64::INFINITY;
-        let mut last = None;
-        for _ in 0..repeat.max(1) {
-            let mut p = by_spec(spec)?;
-            let t0 = Instant::now();
-            let r = simulate(w, p.as_mut(), &cfg);
-            best = best.min(t0.elapsed().as_secs_f64());
-            last = Some(r);
+        for task_results in [false, true] {
+            rows.push(time_one(w, spec, repeat, task_results)?);
         }
-        let r = last.expect("ran at least once");
-        rows.push(Row {
-            engine: "schedlab".into(),
-            policy: r.policy.clone(),
-            tasks: w.tasks.len(),
-            events: r.events,
-            seconds: best,
-            events_per_s: r.events as f64 / best,
-            avg_turnaround_ms: r.overall.avg_turnaround / 1e6,
-        });
     }
     Ok(rows)
+}
+
+fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Result<Row> {
+    let cfg = SimConfig { record_slices: false, task_results, ..SimConfig::default() };
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let mut p = by_spec(spec)?;
+        let t0 = Instant::now();
+        let r = simulate(w, p.as_mut(), &cfg);
+        best = best.min(t0.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    let r = last.expect("ran at least once");
+    Ok(Row {
+        engine: "schedlab".into(),
+        policy: r.policy.clone(),
+        output: if task_results { "per-task" } else { "overall" }.into(),
+        tasks: w.tasks.len(),
+        events: r.events,
+        seconds: best,
+        events_per_s: r.events as f64 / best,
+        avg_turnaround_ms: r.overall.avg_turnaround / 1e6,
+    })
 }
 
 /// What `simpy_rr.py` prints.
@@ -105,6 +117,7 @@ pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, dir
     Ok(Row {
         engine: "simpy".into(),
         policy: format!("rr:quantum={}", quantum_ns as f64 / 1e6),
+        output: "overall".into(),
         tasks: w.tasks.len(),
         events: s.events,
         seconds: s.seconds,

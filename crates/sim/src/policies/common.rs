@@ -11,10 +11,12 @@ use std::collections::{BinaryHeap, VecDeque};
 pub struct PerTask<T: Clone + Default>(Vec<T>);
 
 impl<T: Clone + Default> PerTask<T> {
+    #[inline]
     pub fn get(&self, t: TaskId) -> T {
         self.0.get(t).cloned().unwrap_or_default()
     }
 
+    #[inline]
     pub fn get_ref(&self, t: TaskId) -> Option<&T> {
         self.0.get(t)
     }
@@ -58,9 +60,13 @@ impl Affinity {
     #[inline]
     pub fn note(&mut self, t: &TaskView) {
         // Nothing restricted so far and nothing new: every remembered mask is None already.
-        if self.restricted == 0 && t.affinity.is_none() {
-            return;
+        if self.restricted != 0 || t.affinity.is_some() {
+            self.note_slow(t);
         }
+    }
+
+    #[cold]
+    fn note_slow(&mut self, t: &TaskView) {
         if t.id >= self.masks.len() {
             if t.affinity.is_none() {
                 return;
@@ -94,21 +100,29 @@ pub struct Fifo {
 }
 
 impl Fifo {
+    #[inline]
     pub fn push_back(&mut self, t: &TaskView) {
         self.affinity.note(t);
         self.q.push_back(t.id);
     }
 
+    #[inline]
     pub fn push_front(&mut self, t: &TaskView) {
         self.affinity.note(t);
         self.q.push_front(t.id);
     }
 
     /// Remove and return the first task allowed on `cpu`.
+    #[inline]
     pub fn pop(&mut self, cpu: CpuId) -> Option<TaskId> {
         if self.affinity.restricted == 0 {
             return self.q.pop_front();
         }
+        self.pop_allowed(cpu)
+    }
+
+    #[cold]
+    fn pop_allowed(&mut self, cpu: CpuId) -> Option<TaskId> {
         let pos = self.q.iter().position(|&t| self.affinity.allowed(t, cpu))?;
         if pos == 0 {
             self.q.pop_front()
@@ -123,6 +137,7 @@ impl Fifo {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.q.len()
     }

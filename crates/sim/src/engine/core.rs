@@ -1,0 +1,525 @@
+//! The event loop: arrivals, periodic releases, I/O completions and CPU stops, in time order;
+//! after every instant each idle CPU picks. Tasks' state is created when they arrive (in
+//! arrival order when the workload is sorted by arrival, as generated ones are), so a large
+//! run touches each task's memory while the task is alive.
+
+use super::event::{EventQueue, Kind, GEN_MASK};
+use super::locks::Locks;
+use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
+use super::{Blocked, SimConfig, SimResult, Slice};
+use crate::metrics::{Accum, TaskSums};
+use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
+use crate::workload::Workload;
+use std::collections::{HashMap, VecDeque};
+
+pub(super) struct Engine<'w, 'p> {
+    pub(super) w: &'w Workload,
+    pub(super) cfg: SimConfig,
+    pub(super) queues: Vec<&'p mut dyn Policy>,
+    /// State of every task that has arrived (all tasks when arrivals are not sorted).
+    pub(super) tasks: Vec<TaskState>,
+    /// Overall metrics, fed as tasks finish.
+    acc: Accum,
+    pub(super) cpus: Vec<CpuState>,
+    pub(super) locks: Option<Locks>,
+    /// Releases of periodic jobs that came while the previous job still ran.
+    backlog: HashMap<TaskId, VecDeque<Time>>,
+    events_q: EventQueue,
+    /// Arrival order when the specs are not sorted by arrival (None = index order).
+    order: Option<Vec<TaskId>>,
+    /// Position in the arrival order of the next arrival, its task and time (MAX = none left).
+    next_arrival: usize,
+    arrival_task: TaskId,
+    arrival_at: Time,
+    /// Per-queue membership (per-CPU mode only), for stealing: members and positions.
+    members: Vec<Vec<TaskId>>,
+    member_pos: Vec<usize>,
+    pub(super) slices: Vec<Slice>,
+    pub(super) blocked: Vec<Blocked>,
+    events: u64,
+    idle_violations: u64,
+    pub(super) now: Time,
+    unfinished: usize,
+}
+
+impl<'w, 'p> Engine<'w, 'p> {
+    pub fn new(w: &'w Workload, queues: Vec<&'p mut dyn Policy>, cfg: &SimConfig) -> Self {
+        // One pass over the (large) specs: "already sorted by arrival?" and "any locks?".
+        let mut sorted = true;
+        let mut any_locks = false;
+        let mut prev = 0;
+        for t in &w.tasks {
+            sorted &= t.arrival >= prev;
+            prev = t.arrival;
+            any_locks |= !t.locks.is_empty();
+        }
+        let n = w.tasks.len();
+        let (order, tasks) = if sorted {
+            (None, Vec::with_capacity(n))
+        } else {
+            let mut order: Vec<TaskId> = (0..n).collect();
+            order.sort_by_key(|&i| (w.tasks[i].arrival, i));
+            (Some(order), w.tasks.iter().map(TaskState::new).collect())
+        };
+        let nq = queues.len();
+        let mut e = Engine {
+            w,
+            cfg: cfg.clone(),
+            queues,
+            tasks,
+            acc: Accum::new(n),
+            cpus: vec![CpuState::default(); cfg.cpus],
+            locks: any_locks.then(|| Locks::new(w)),
+            backlog: HashMap::new(),
+            events_q: EventQueue::default(),
+            order,
+            next_arrival: 0,
+            arrival_task: 0,
+            arrival_at: Time::MAX,
+            members: vec![Vec::new(); if nq > 1 { nq } else { 0 }],
+            member_pos: vec![usize::MAX; if nq > 1 { n } else { 0 }],
+            slices: Vec::new(),
+            blocked: Vec::new(),
+            events: 0,
+            idle_violations: 0,
+            now: 0,
+            unfinished: n,
+        };
+        e.load_next_arrival();
+        e
+    }
+
+    /// What the policy may know about `t` (a few loads and stores; nothing is cloned).
+    #[inline]
+    pub(super) fn view(&self, t: TaskId) -> TaskView<'w> {
+        let spec = &self.w.tasks[t];
+        let ts = &self.tasks[t];
+        TaskView {
+            id: t,
+            arrival: spec.arrival,
+            priority: ts.priority,
+            weight: spec.weight.max(1),
+            nice: spec.nice,
+            deadline: (ts.deadline != NONE).then_some(ts.deadline),
+            period: spec.period,
+            burst: Some(ts.burst),
+            remaining: Some(ts.remaining),
+            class: spec.class.as_deref(),
+            affinity: spec.affinity.as_deref(),
+        }
+    }
+
+    #[inline]
+    fn allowed(&self, t: TaskId, c: CpuId) -> bool {
+        !self.tasks[t].pinned || self.w.tasks[t].affinity.as_ref().is_none_or(|a| a.contains(&c))
+    }
+
+    /// Look up the task at position `next_arrival` of the arrival order.
+    fn load_next_arrival(&mut self) {
+        let i = match &self.order {
+            None => Some(self.next_arrival),
+            Some(o) => o.get(self.next_arrival).copied(),
+        };
+        match i.and_then(|i| self.w.tasks.get(i).map(|s| (i, s.arrival))) {
+            Some((i, at)) => (self.arrival_task, self.arrival_at) = (i, at),
+            None => self.arrival_at = Time::MAX,
+        }
+    }
+
+    pub fn main_loop(&mut self) {
+        let horizon = self.cfg.horizon.unwrap_or(Time::MAX);
+        while self.unfinished > 0 {
+            let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX));
+            // Nothing left to happen (Time::MAX), or past the horizon.
+            if t == Time::MAX || t > horizon {
+                break;
+            }
+            self.now = t;
+            // Arrivals first, then queued events at t in (order class, insertion) order.
+            loop {
+                if self.arrival_at == t {
+                    let i = self.arrival_task;
+                    self.next_arrival += 1;
+                    self.load_next_arrival();
+                    self.events += 1;
+                    self.arrive(i);
+                    continue;
+                }
+                match self.events_q.pop_due(t) {
+                    Some(kind) => {
+                        self.events += 1;
+                        self.handle(kind);
+                    }
+                    None => break,
+                }
+            }
+            self.dispatch_idle();
+            if self.cfg.check_invariants {
+                self.check_idle();
+            }
+        }
+        let end = match self.cfg.horizon {
+            Some(h) if self.unfinished > 0 => h,
+            _ => self.now,
+        };
+        self.now = end;
+        for c in 0..self.cpus.len() {
+            if self.cpus[c].running.is_some() {
+                self.account_stop(c, end);
+            }
+        }
+        if self.unfinished > 0 {
+            for ts in &mut self.tasks {
+                if ts.phase == Phase::Ready {
+                    ts.waiting += end - ts.since;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, kind: Kind) {
+        match kind {
+            Kind::Release(t) => self.release(t),
+            Kind::IoDone(t) => {
+                let now = self.now;
+                let ts = &mut self.tasks[t];
+                if self.cfg.record_slices {
+                    self.blocked.push(Blocked { task: t, start: ts.since, end: now, what: "io".into() });
+                }
+                ts.burst_idx += 1;
+                ts.burst = self.w.tasks[t].bursts[ts.burst_idx as usize];
+                ts.remaining = ts.burst;
+                self.make_ready(t, EnqueueReason::Woken);
+            }
+            Kind::CpuStop(c, gen) => {
+                if self.cpus[c].gen & GEN_MASK == gen && self.cpus[c].running.is_some() {
+                    self.stop(c, EnqueueReason::SliceExpired);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn arrive(&mut self, t: TaskId) {
+        let spec = &self.w.tasks[t];
+        if t == self.tasks.len() {
+            // Sorted arrivals: state is created now, in index order.
+            self.tasks.push(TaskState::new(spec));
+        }
+        if spec.jobs > 1 {
+            if let Some(p) = spec.period {
+                self.events_q.push(spec.arrival + p, false, Kind::Release(t));
+            }
+        }
+        self.start_job(t, spec.arrival, EnqueueReason::New);
+    }
+
+    fn release(&mut self, t: TaskId) {
+        let now = self.now;
+        let spec = &self.w.tasks[t];
+        let k = (now - spec.arrival) / spec.period.unwrap_or(1);
+        if (k as u32) + 1 < spec.jobs {
+            self.events_q.push(now + spec.period.unwrap_or(1), false, Kind::Release(t));
+        }
+        if self.tasks[t].phase == Phase::Sleeping {
+            self.start_job(t, now, EnqueueReason::Woken);
+        } else {
+            self.backlog.entry(t).or_default().push_back(now);
+        }
+    }
+
+    #[inline]
+    fn start_job(&mut self, t: TaskId, release: Time, why: EnqueueReason) {
+        let spec = &self.w.tasks[t];
+        let ts = &mut self.tasks[t];
+        ts.burst_idx = 0;
+        ts.burst = spec.bursts[0];
+        ts.remaining = ts.burst;
+        ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
+        self.make_ready(t, why);
+    }
+
+    /// Choose the run queue for a task (per-CPU mode): an idle allowed CPU (previous first),
+    /// else the allowed CPU with the fewest queued + running tasks (previous wins ties).
+    fn choose_queue(&self, t: TaskId) -> usize {
+        let prev = (self.tasks[t].last_cpu != NO_CPU).then_some(self.tasks[t].last_cpu as usize);
+        let allowed = |c: &usize| self.allowed(t, *c);
+        if let Some(p) = prev.filter(allowed) {
+            if self.cpus[p].running.is_none() {
+                return p;
+            }
+        }
+        if let Some(c) = (0..self.cpus.len()).filter(allowed).find(|&c| self.cpus[c].running.is_none()) {
+            return c;
+        }
+        let load = |c: usize| self.queues[c].queued() + usize::from(self.cpus[c].running.is_some());
+        let mut best = prev.filter(allowed);
+        for c in (0..self.cpus.len()).filter(allowed) {
+            if best.is_none_or(|b| load(c) < load(b)) {
+                best = Some(c);
+            }
+        }
+        best.unwrap_or(0)
+    }
+
+    #[inline]
+    fn queue_of_cpu(&self, c: CpuId) -> usize {
+        if self.queues.len() > 1 {
+            c
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    pub(super) fn enqueue(&mut self, t: TaskId, why: EnqueueReason) {
+        let q = if self.queues.len() > 1 {
+            let q = self.choose_queue(t);
+            self.member_pos[t] = self.members[q].len();
+            self.members[q].push(t);
+            q
+        } else {
+            0
+        };
+        self.tasks[t].queue = q as u32;
+        let view = self.view(t);
+        self.queues[q].enqueue(&view, why, self.now);
+    }
+
+    pub(super) fn forget_member(&mut self, t: TaskId) {
+        if self.queues.len() > 1 {
+            let q = self.tasks[t].queue as usize;
+            let pos = self.member_pos[t];
+            let last = self.members[q].pop().expect("member");
+            if last != t {
+                self.members[q][pos] = last;
+                self.member_pos[last] = pos;
+            }
+            self.member_pos[t] = usize::MAX;
+        }
+    }
+
+    /// The task became runnable: queue it and, on arrival or wake-up, let it pre-empt a CPU.
+    #[inline]
+    pub(super) fn make_ready(&mut self, t: TaskId, why: EnqueueReason) {
+        let now = self.now;
+        {
+            let ts = &mut self.tasks[t];
+            ts.phase = Phase::Ready;
+            ts.since = now;
+        }
+        self.enqueue(t, why);
+        if !matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
+            return;
+        }
+        let q = self.tasks[t].queue as usize;
+        let serving = |c: CpuId| self.queues.len() == 1 || c == q;
+        if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
+            return;
+        }
+        let victim = (0..self.cpus.len()).find(|&c| {
+            serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
+        });
+        if let Some(c) = victim {
+            let r = self.cpus[c].running.expect("running");
+            self.tasks[r].preemptions += 1;
+            self.stop(c, EnqueueReason::Preempted);
+        }
+    }
+
+    /// Account the run that ends now on CPU `c` (CPU time, slice, policy charge).
+    #[inline]
+    fn account_stop(&mut self, c: CpuId, now: Time) -> TaskId {
+        let cpu = &mut self.cpus[c];
+        let t = cpu.running.take().expect("running");
+        cpu.gen += 1;
+        let start = cpu.work_start.min(now);
+        let ts = &mut self.tasks[t];
+        let ran = (now - start).min(ts.remaining);
+        ts.remaining -= ran;
+        ts.cpu += ran;
+        if self.cfg.record_slices && ran > 0 {
+            self.slices.push(Slice {
+                task: t,
+                cpu: c,
+                start,
+                end: start + ran,
+                job: ts.jobs_done,
+                burst: ts.burst_idx,
+            });
+        }
+        let q = ts.queue as usize;
+        self.queues[q].charge(t, ran, now);
+        t
+    }
+
+    /// Stop what runs on CPU `c`; requeue it with `why` if its burst is not done.
+    pub(super) fn stop(&mut self, c: CpuId, why: EnqueueReason) {
+        let now = self.now;
+        let t = self.account_stop(c, now);
+        if self.tasks[t].remaining > 0 {
+            self.make_ready(t, why);
+            return;
+        }
+        if self.locks.is_some() {
+            self.release_locks(t);
+        }
+        let spec = &self.w.tasks[t];
+        let ts = &mut self.tasks[t];
+        if (ts.burst_idx as usize) + 1 < spec.bursts.len() {
+            ts.burst_idx += 1;
+            ts.burst = spec.bursts[ts.burst_idx as usize];
+            ts.phase = Phase::Io;
+            ts.since = now;
+            self.events_q.push(now + ts.burst, false, Kind::IoDone(t));
+            return;
+        }
+        // Job done.
+        ts.jobs_done += 1;
+        if ts.deadline != NONE && now > ts.deadline {
+            ts.misses += 1;
+        }
+        let next = if self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
+        if let Some(rel) = next {
+            self.start_job(t, rel, EnqueueReason::Woken);
+        } else if ts.jobs_done < spec.jobs {
+            ts.phase = Phase::Sleeping;
+        } else {
+            ts.phase = Phase::Done;
+            ts.finish = now;
+            self.acc.add(t, &ts.sums(spec));
+            self.unfinished -= 1;
+            let q = ts.queue as usize;
+            self.queues[q].task_exit(t);
+        }
+    }
+
+    #[inline]
+    fn dispatch_idle(&mut self) {
+        for c in 0..self.cpus.len() {
+            if self.cpus[c].running.is_none() {
+                self.dispatch(c);
+            }
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, c: CpuId) {
+        let now = self.now;
+        let q = self.queue_of_cpu(c);
+        loop {
+            let pick = match self.queues[q].pick_next(c, now) {
+                Some(p) => p,
+                None => {
+                    if self.queues.len() > 1 && self.steal(c) {
+                        continue;
+                    }
+                    return;
+                }
+            };
+            let t = pick.task;
+            self.forget_member(t);
+            if self.locks.is_some() && !self.acquire_locks(t) {
+                continue;
+            }
+            self.start(c, t, pick.slice);
+            return;
+        }
+    }
+
+    /// Pull one task allowed on `c` from the longest other queue into `c`'s queue.
+    fn steal(&mut self, c: CpuId) -> bool {
+        let mut best: Option<(usize, TaskId)> = None;
+        for src in 0..self.queues.len() {
+            if src == c || best.is_some_and(|(b, _)| self.members[src].len() <= self.members[b].len()) {
+                continue;
+            }
+            if let Some(&t) = self.members[src].iter().rev().find(|&&t| self.allowed(t, c)) {
+                best = Some((src, t));
+            }
+        }
+        let Some((src, t)) = best else { return false };
+        self.queues[src].dequeue(t);
+        self.forget_member(t);
+        self.tasks[t].queue = c as u32;
+        self.member_pos[t] = self.members[c].len();
+        self.members[c].push(t);
+        let view = self.view(t);
+        self.queues[c].enqueue(&view, EnqueueReason::Migrated, self.now);
+        true
+    }
+
+    #[inline]
+    fn start(&mut self, c: CpuId, t: TaskId, slice: Option<Dur>) {
+        let now = self.now;
+        let switch = self.cpus[c].last_task.is_some_and(|l| l != t);
+        let work_start = now + if switch { self.cfg.switch_cost } else { 0 };
+        let ts = &mut self.tasks[t];
+        ts.waiting += now - ts.since;
+        ts.phase = Phase::Running;
+        if switch {
+            ts.cs += 1;
+        }
+        if ts.last_cpu != NO_CPU && ts.last_cpu as usize != c {
+            ts.migrations += 1;
+        }
+        ts.last_cpu = c as u32;
+        if ts.first_run == NONE {
+            ts.first_run = work_start;
+        }
+        let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
+        let cpu = &mut self.cpus[c];
+        cpu.running = Some(t);
+        cpu.last_task = Some(t);
+        cpu.work_start = work_start;
+        let gen = cpu.gen;
+        self.events_q.push(work_start + run, true, Kind::CpuStop(c, gen));
+    }
+
+    fn check_idle(&mut self) {
+        for c in 0..self.cpus.len() {
+            if self.cpus[c].running.is_some() {
+                continue;
+            }
+            if (0..self.tasks.len()).any(|t| self.tasks[t].phase == Phase::Ready && self.allowed(t, c)) {
+                self.idle_violations += 1;
+            }
+        }
+    }
+
+    pub fn finish(mut self, policy: String) -> SimResult {
+        // Tasks cut short by the horizon, and tasks that never arrived, count too.
+        if self.unfinished > 0 {
+            for (t, spec) in self.w.tasks.iter().enumerate() {
+                match self.tasks.get(t) {
+                    Some(ts) if ts.phase == Phase::Done => {}
+                    Some(ts) => self.acc.add(t, &ts.sums(spec)),
+                    None => self.acc.add(t, &TaskSums { weight: spec.weight, ..TaskSums::default() }),
+                }
+            }
+        }
+        let tasks = if self.cfg.task_results {
+            let w = self.w;
+            (0..w.tasks.len())
+                .map(|t| match self.tasks.get(t) {
+                    Some(ts) => ts.result(&w.tasks[t]),
+                    None => TaskState::new(&w.tasks[t]).result(&w.tasks[t]),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let overall = self.acc.finish(self.cpus.len(), self.now);
+        SimResult {
+            policy,
+            cpus: self.cpus.len(),
+            tasks,
+            slices: self.slices,
+            blocked: self.blocked,
+            overall,
+            events: self.events,
+            idle_violations: self.idle_violations,
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Pending events of the engine, packed so the event heap compares one `u128`: the key holds
+//! the time (high 64 bits), the order class (bit 63: 0 = releases and I/O completions, 1 = CPU
+//! stops) and a sequence number (low 63 bits), so events at one instant run in a fixed order.
+
+use crate::policy::{CpuId, TaskId, Time};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// What happens when an event fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// The next job of a periodic task is released.
+    Release(TaskId),
+    /// The task's I/O burst is over.
+    IoDone(TaskId),
+    /// The run on a CPU ends (slice or burst), unless the CPU's generation moved on since.
+    CpuStop(CpuId, u64),
+}
+
+const TAG_SHIFT: u32 = 62;
+const CPU_SHIFT: u32 = 40;
+/// Generations are compared modulo 2^40 (a stale stop is at most a few generations old).
+pub(super) const GEN_MASK: u64 = (1 << CPU_SHIFT) - 1;
+/// CPUs that fit in the packed form.
+pub(super) const MAX_CPUS: usize = 1 << (TAG_SHIFT - CPU_SHIFT);
+
+impl Kind {
+    #[inline]
+    fn encode(self) -> u64 {
+        match self {
+            Kind::Release(t) => t as u64,
+            Kind::IoDone(t) => (1 << TAG_SHIFT) | t as u64,
+            Kind::CpuStop(c, gen) => (2 << TAG_SHIFT) | ((c as u64) << CPU_SHIFT) | (gen & GEN_MASK),
+        }
+    }
+
+    #[inline]
+    fn decode(p: u64) -> Kind {
+        let low = p & ((1 << TAG_SHIFT) - 1);
+        match p >> TAG_SHIFT {
+            0 => Kind::Release(low as TaskId),
+            1 => Kind::IoDone(low as TaskId),
+            _ => Kind::CpuStop((low >> CPU_SHIFT) as CpuId, low & GEN_MASK),
+        }
+    }
+}
+
+/// A pending event in 24 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Event {
+    key: u128,
+    payload: u64,
+}
+
+impl Ord for Event {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest first. Keys are unique.
+        o.key.cmp(&self.key)
+    }
+}
+
+impl PartialOrd for Event {
+    #[inline]
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The engine's future: events ordered by (time, order class, insertion).
+#[derive(Default)]
+pub(super) struct EventQueue {
+    heap: BinaryHeap<Event>,
+    seq: u64,
+}
+
+impl EventQueue {
+    /// Schedule `kind` at `time`; `late` events (CPU stops) run after the others of that instant.
+    #[inline]
+    pub fn push(&mut self, time: Time, late: bool, kind: Kind) {
+        self.seq += 1;
+        debug_assert!(self.seq < 1 << 63);
+        let key = ((time as u128) << 64) | ((late as u128) << 63) | self.seq as u128;
+        self.heap.push(Event { key, payload: kind.encode() });
+    }
+
+    /// Time of the earliest event.
+    #[inline]
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| (e.key >> 64) as Time)
+    }
+
+    /// Remove and return the earliest event if it is due at `now`.
+    #[inline]
+    pub fn pop_due(&mut self, now: Time) -> Option<Kind> {
+        if self.next_time() != Some(now) {
+            return None;
+        }
+        self.heap.pop().map(|e| Kind::decode(e.payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_and_order_is_time_class_then_insertion() {
+        for k in [Kind::Release(7), Kind::IoDone(1 << 40), Kind::CpuStop(MAX_CPUS - 1, GEN_MASK)] {
+            assert_eq!(Kind::decode(k.encode()), k);
+        }
+        let mut q = EventQueue::default();
+        q.push(5, true, Kind::CpuStop(0, 1));
+        q.push(5, false, Kind::IoDone(2));
+        q.push(5, false, Kind::Release(3));
+        q.push(4, true, Kind::CpuStop(1, 0));
+        assert_eq!(q.pop_due(5), None);
+        assert_eq!(q.pop_due(4), Some(Kind::CpuStop(1, 0)));
+        assert_eq!(q.pop_due(5), Some(Kind::IoDone(2)));
+        assert_eq!(q.pop_due(5), Some(Kind::Release(3)));
+        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(0, 1)));
+        assert_eq!(q.next_time(), None);
+    }
+}

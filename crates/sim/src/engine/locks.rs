@@ -1,0 +1,158 @@
+//! Named locks held during CPU bursts, and priority inheritance: a task blocks when a lock its
+//! burst needs is held; the holder runs with the best priority among the tasks waiting on the
+//! locks it holds (transitively, as in FreeBSD and Solaris turnstiles); a released lock goes to
+//! its best waiter.
+
+use super::core::Engine;
+use super::state::Phase;
+use super::Blocked;
+use crate::policy::{EnqueueReason, TaskId};
+use crate::workload::Workload;
+use std::collections::HashMap;
+
+struct Lock {
+    name: String,
+    holder: Option<TaskId>,
+    waiters: Vec<TaskId>,
+}
+
+/// Every lock of a run, which CPU bursts need which lock, and what each task holds.
+pub(super) struct Locks {
+    locks: Vec<Lock>,
+    /// Per task: (CPU burst index, lock index) needed.
+    needs: Vec<Vec<(usize, usize)>>,
+    held: Vec<Vec<usize>>,
+}
+
+impl Locks {
+    pub fn new(w: &Workload) -> Self {
+        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut locks = Vec::new();
+        let needs = w
+            .tasks
+            .iter()
+            .map(|t| {
+                t.locks
+                    .iter()
+                    .map(|l| {
+                        let idx = *ids.entry(l.name.as_str()).or_insert_with(|| {
+                            locks.push(Lock { name: l.name.clone(), holder: None, waiters: vec![] });
+                            locks.len() - 1
+                        });
+                        (l.burst, idx)
+                    })
+                    .collect()
+            })
+            .collect();
+        Locks { locks, needs, held: vec![Vec::new(); w.tasks.len()] }
+    }
+}
+
+impl Engine<'_, '_> {
+    fn lk(&mut self) -> &mut Locks {
+        self.locks.as_mut().expect("the run has locks")
+    }
+
+    /// Take every lock the task's current CPU burst needs; false = it blocked on one.
+    pub(super) fn acquire_locks(&mut self, t: TaskId) -> bool {
+        let cpu_burst = self.tasks[t].burst_idx as usize / 2;
+        let now = self.now;
+        for k in 0..self.lk().needs[t].len() {
+            let lk = self.lk();
+            let (b, l) = lk.needs[t][k];
+            if b != cpu_burst || lk.locks[l].holder == Some(t) {
+                continue;
+            }
+            match lk.locks[l].holder {
+                None => {
+                    lk.locks[l].holder = Some(t);
+                    lk.held[t].push(l);
+                }
+                Some(h) => {
+                    lk.locks[l].waiters.push(t);
+                    let ts = &mut self.tasks[t];
+                    ts.waiting += now - ts.since;
+                    ts.phase = Phase::LockWait;
+                    ts.since = now;
+                    if self.cfg.priority_inheritance {
+                        self.refresh_priority(h, 0);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Release the locks held for the burst that just ended; hand each to its best waiter.
+    pub(super) fn release_locks(&mut self, t: TaskId) {
+        if self.lk().held[t].is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.lk().held[t]);
+        for l in held {
+            let tasks = &self.tasks;
+            let lk = self.locks.as_mut().expect("the run has locks");
+            let waiters = &mut lk.locks[l].waiters;
+            if waiters.is_empty() {
+                lk.locks[l].holder = None;
+                continue;
+            }
+            // Best = highest priority (lowest number), first come among equals.
+            let (pos, _) = waiters.iter().enumerate().min_by_key(|&(i, &w)| (tasks[w].priority, i)).expect("non-empty");
+            let next = waiters.remove(pos);
+            lk.locks[l].holder = Some(next);
+            lk.held[next].push(l);
+            if self.cfg.record_slices {
+                let what = format!("lock:{}", lk.locks[l].name);
+                self.blocked.push(Blocked { task: next, start: self.tasks[next].since, end: self.now, what });
+            }
+            self.make_ready(next, EnqueueReason::Woken);
+            if self.cfg.priority_inheritance {
+                self.refresh_priority(next, 0);
+            }
+        }
+        if self.cfg.priority_inheritance {
+            self.refresh_priority(t, 0);
+        }
+    }
+
+    /// Effective priority = best of own base and every waiter of every lock held (transitive).
+    fn refresh_priority(&mut self, t: TaskId, depth: usize) {
+        let mut p = self.w.tasks[t].priority;
+        let lk = self.locks.as_ref().expect("the run has locks");
+        for &l in &lk.held[t] {
+            for &w in &lk.locks[l].waiters {
+                p = p.min(self.tasks[w].priority);
+            }
+        }
+        if p == self.tasks[t].priority {
+            return;
+        }
+        self.tasks[t].priority = p;
+        let now = self.now;
+        match self.tasks[t].phase {
+            Phase::Ready => {
+                let q = self.tasks[t].queue as usize;
+                self.queues[q].dequeue(t);
+                self.forget_member(t);
+                self.enqueue(t, EnqueueReason::Woken);
+            }
+            Phase::Running => {
+                let q = self.tasks[t].queue as usize;
+                let view = self.view(t);
+                self.queues[q].prio_changed(&view, now);
+            }
+            Phase::LockWait if depth < 16 => {
+                // Pass the boost along the chain of holders.
+                let lk = self.locks.as_ref().expect("the run has locks");
+                if let Some(l) = lk.locks.iter().position(|x| x.waiters.contains(&t)) {
+                    if let Some(h) = lk.locks[l].holder {
+                        self.refresh_priority(h, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Per-task and per-CPU state of a run. A task's state is created when it arrives and holds
+//! its counters, so a large run writes each task's memory once, while the task is alive.
+
+use super::TaskResult;
+use crate::metrics::TaskSums;
+use crate::policy::{Dur, TaskId, Time};
+use crate::workload::TaskSpec;
+
+/// "No value" for times kept as plain integers.
+pub(super) const NONE: u64 = u64::MAX;
+/// "Never ran" for `last_cpu`.
+pub(super) const NO_CPU: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    NotArrived,
+    Ready,
+    Running,
+    Io,
+    LockWait,
+    Sleeping,
+    Done,
+}
+
+/// What the event loop reads and writes for a task on every event.
+#[derive(Debug, Clone)]
+pub(super) struct TaskState {
+    /// CPU time still needed by the current CPU burst.
+    pub remaining: Dur,
+    /// Length of the current burst (CPU or I/O).
+    pub burst: Dur,
+    /// Absolute deadline of the current job (NONE = none).
+    pub deadline: Time,
+    /// When it became ready (Ready) or blocked (Io, LockWait).
+    pub since: Time,
+    /// Effective priority (raised by priority inheritance).
+    pub priority: i32,
+    pub burst_idx: u32,
+    /// Run queue it is in or last was in.
+    pub queue: u32,
+    pub last_cpu: u32,
+    pub phase: Phase,
+    /// The spec restricts its CPUs (so `allowed` must look at the list).
+    pub pinned: bool,
+    // Counters for the results.
+    pub waiting: Dur,
+    pub cpu: Dur,
+    pub first_run: Time,
+    pub finish: Time,
+    pub jobs_done: u32,
+    pub cs: u32,
+    pub preemptions: u32,
+    pub migrations: u32,
+    pub misses: u32,
+}
+
+impl TaskState {
+    pub fn new(spec: &TaskSpec) -> Self {
+        TaskState {
+            remaining: 0,
+            burst: 0,
+            deadline: NONE,
+            since: 0,
+            priority: spec.priority,
+            burst_idx: 0,
+            queue: 0,
+            last_cpu: NO_CPU,
+            phase: Phase::NotArrived,
+            pinned: spec.affinity.is_some(),
+            waiting: 0,
+            cpu: 0,
+            first_run: NONE,
+            finish: NONE,
+            jobs_done: 0,
+            cs: 0,
+            preemptions: 0,
+            migrations: 0,
+            misses: 0,
+        }
+    }
+
+    /// What the overall metrics need of this task.
+    pub fn sums(&self, spec: &TaskSpec) -> TaskSums {
+        TaskSums {
+            turnaround: (self.finish != NONE).then(|| self.finish - spec.arrival),
+            waiting: self.waiting,
+            response: (self.first_run != NONE).then(|| self.first_run - spec.arrival),
+            cpu: self.cpu,
+            weight: spec.weight,
+            context_switches: self.cs as u64,
+            preemptions: self.preemptions as u64,
+            migrations: self.migrations as u64,
+            deadline_misses: self.misses as u64,
+        }
+    }
+
+    /// The task's result record.
+    pub fn result(&self, spec: &TaskSpec) -> TaskResult {
+        let s = self.sums(spec);
+        TaskResult {
+            name: spec.name.clone(),
+            arrival: spec.arrival,
+            finish: (self.finish != NONE).then_some(self.finish),
+            turnaround: s.turnaround,
+            waiting: s.waiting,
+            response: s.response,
+            cpu: s.cpu,
+            weight: s.weight,
+            context_switches: s.context_switches,
+            preemptions: s.preemptions,
+            migrations: s.migrations,
+            deadline_misses: s.deadline_misses,
+            jobs_done: self.jobs_done,
+        }
+    }
+}
+
+/// A CPU: what runs on it since when, and a generation that invalidates stale stop events.
+#[derive(Default, Clone)]
+pub(super) struct CpuState {
+    pub running: Option<TaskId>,
+    pub work_start: Time,
+    pub last_task: Option<TaskId>,
+    pub gen: u64,
+}
