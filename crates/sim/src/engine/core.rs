@@ -127,11 +127,11 @@ impl<'w, 'p> Engine<'w, 'p> {
     }
 
     pub fn main_loop(&mut self) {
-        let horizon = self.cfg.horizon.unwrap_or(Time::MAX);
+        // Stop at the first instant past the horizon, or when nothing is left (Time::MAX).
+        let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
             let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX));
-            // Nothing left to happen (Time::MAX), or past the horizon.
-            if t == Time::MAX || t > horizon {
+            if t >= stop_at {
                 break;
             }
             self.now = t;
@@ -272,7 +272,7 @@ impl<'w, 'p> Engine<'w, 'p> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn enqueue(&mut self, t: TaskId, why: EnqueueReason) {
         let q = if self.queues.len() > 1 {
             let q = self.choose_queue(t);
@@ -300,19 +300,28 @@ impl<'w, 'p> Engine<'w, 'p> {
         }
     }
 
+    /// The task became runnable: queue it.
+    #[inline(always)]
+    fn queue_ready(&mut self, t: TaskId, why: EnqueueReason) {
+        let ts = &mut self.tasks[t];
+        ts.phase = Phase::Ready;
+        ts.since = self.now;
+        self.enqueue(t, why);
+    }
+
     /// The task became runnable: queue it and, on arrival or wake-up, let it pre-empt a CPU.
     #[inline]
     pub(super) fn make_ready(&mut self, t: TaskId, why: EnqueueReason) {
+        self.queue_ready(t, why);
+        if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
+            self.preempt_for(t);
+        }
+    }
+
+    /// If no CPU that may run the just-woken `t` is idle, pre-empt the first running task the
+    /// policy says `t` should displace.
+    fn preempt_for(&mut self, t: TaskId) {
         let now = self.now;
-        {
-            let ts = &mut self.tasks[t];
-            ts.phase = Phase::Ready;
-            ts.since = now;
-        }
-        self.enqueue(t, why);
-        if !matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
-            return;
-        }
         let q = self.tasks[t].queue as usize;
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
         if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
@@ -329,7 +338,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     }
 
     /// Account the run that ends now on CPU `c` (CPU time, slice, policy charge).
-    #[inline]
+    #[inline(always)]
     fn account_stop(&mut self, c: CpuId, now: Time) -> TaskId {
         let cpu = &mut self.cpus[c];
         let t = cpu.running.take().expect("running");
@@ -359,7 +368,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         let now = self.now;
         let t = self.account_stop(c, now);
         if self.tasks[t].remaining > 0 {
-            self.make_ready(t, why);
+            // Slice over or pre-empted: never a reason to pre-empt another CPU.
+            self.queue_ready(t, why);
             return;
         }
         if self.locks.is_some() {
