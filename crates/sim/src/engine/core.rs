@@ -9,7 +9,7 @@ use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
 use super::{Blocked, SimConfig, SimResult, Slice};
 use crate::metrics::{Accum, TaskSums};
 use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
-use crate::workload::Workload;
+use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
 pub(super) struct Engine<'w, 'p> {
@@ -92,21 +92,7 @@ impl<'w, 'p> Engine<'w, 'p> {
     /// What the policy may know about `t` (a few loads and stores; nothing is cloned).
     #[inline]
     pub(super) fn view(&self, t: TaskId) -> TaskView<'w> {
-        let spec = &self.w.tasks[t];
-        let ts = &self.tasks[t];
-        TaskView {
-            id: t,
-            arrival: spec.arrival,
-            priority: ts.priority,
-            weight: spec.weight.max(1),
-            nice: spec.nice,
-            deadline: (ts.deadline != NONE).then_some(ts.deadline),
-            period: spec.period,
-            burst: Some(ts.burst),
-            remaining: Some(ts.remaining),
-            class: spec.class.as_deref(),
-            affinity: spec.affinity.as_deref(),
-        }
+        view_of(t, &self.w.tasks[t], &self.tasks[t])
     }
 
     #[inline]
@@ -282,8 +268,10 @@ impl<'w, 'p> Engine<'w, 'p> {
         } else {
             0
         };
-        self.tasks[t].queue = q as u32;
-        let view = self.view(t);
+        let w = self.w;
+        let ts = &mut self.tasks[t];
+        ts.queue = q as u32;
+        let view = view_of(t, &w.tasks[t], ts);
         self.queues[q].enqueue(&view, why, self.now);
     }
 
@@ -531,5 +519,23 @@ impl<'w, 'p> Engine<'w, 'p> {
             events: self.events,
             idle_violations: self.idle_violations,
         }
+    }
+}
+
+/// What a policy may know about task `t`, from its spec and state.
+#[inline(always)]
+fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
+    TaskView {
+        id: t,
+        arrival: spec.arrival,
+        priority: ts.priority,
+        weight: spec.weight.max(1),
+        nice: spec.nice,
+        deadline: (ts.deadline != NONE).then_some(ts.deadline),
+        period: spec.period,
+        burst: Some(ts.burst),
+        remaining: Some(ts.remaining),
+        class: spec.class.as_deref(),
+        affinity: spec.affinity.as_deref(),
     }
 }
