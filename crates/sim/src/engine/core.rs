@@ -116,7 +116,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         // Stop at the first instant past the horizon, or when nothing is left (Time::MAX).
         let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
-            let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX));
+            let next_stop = self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE);
+            let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX)).min(next_stop);
             if t >= stop_at {
                 break;
             }
@@ -129,6 +130,18 @@ impl<'w, 'p> Engine<'w, 'p> {
                     self.load_next_arrival();
                     self.events += 1;
                     self.arrive(i);
+                    continue;
+                }
+                // Releases and I/O completions, then CPU stops in the order they were set.
+                if let Some(kind) = self.events_q.pop_due_early(t) {
+                    self.events += 1;
+                    self.handle(kind);
+                    continue;
+                }
+                if let Some(c) = self.due_cpu(t) {
+                    self.events += 1;
+                    self.cpus[c].stop_at = NONE;
+                    self.stop(c, EnqueueReason::SliceExpired);
                     continue;
                 }
                 match self.events_q.pop_due(t) {
@@ -161,6 +174,15 @@ impl<'w, 'p> Engine<'w, 'p> {
                 }
             }
         }
+    }
+
+    /// The CPU whose live stop is due at `t` and was set first.
+    #[inline]
+    fn due_cpu(&self, t: Time) -> Option<CpuId> {
+        if self.cpus.len() == 1 {
+            return (self.cpus[0].stop_at == t).then_some(0);
+        }
+        (0..self.cpus.len()).filter(|&c| self.cpus[c].stop_at == t).min_by_key(|&c| self.cpus[c].stop_seq)
     }
 
     #[inline]
@@ -330,6 +352,13 @@ impl<'w, 'p> Engine<'w, 'p> {
     fn account_stop(&mut self, c: CpuId, now: Time) -> TaskId {
         let cpu = &mut self.cpus[c];
         let t = cpu.running.take().expect("running");
+        if cpu.stop_at != NONE {
+            // Stopped before its stop came due (pre-empted): the stop stays an event that is
+            // counted when due and then ignored, as a stale one.
+            let kind = Kind::CpuStop(c, cpu.gen & GEN_MASK);
+            self.events_q.push_with_seq(cpu.stop_at, true, cpu.stop_seq, kind);
+            cpu.stop_at = NONE;
+        }
         cpu.gen += 1;
         let start = cpu.work_start.min(now);
         let ts = &mut self.tasks[t];
@@ -471,8 +500,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         cpu.running = Some(t);
         cpu.last_task = Some(t);
         cpu.work_start = work_start;
-        let gen = cpu.gen;
-        self.events_q.push(work_start + run, true, Kind::CpuStop(c, gen));
+        cpu.stop_at = work_start + run;
+        cpu.stop_seq = self.events_q.take_seq();
     }
 
     fn check_idle(&mut self) {

@@ -1,6 +1,11 @@
 //! Pending events of the engine, packed so the event heap compares one `u128`: the key holds
 //! the time (high 64 bits), the order class (bit 63: 0 = releases and I/O completions, 1 = CPU
 //! stops) and a sequence number (low 63 bits), so events at one instant run in a fixed order.
+//!
+//! A CPU's *live* stop (the end of what runs on it now) is not kept here but in the CPU's own
+//! slot, with a sequence number from [`EventQueue::take_seq`]; only a stop made stale by a
+//! pre-emption is pushed here (with its original key), where it is counted when it comes due and
+//! otherwise ignored, as before. This keeps the heap empty on the common path.
 
 use crate::policy::{CpuId, TaskId, Time};
 use std::cmp::Ordering;
@@ -78,9 +83,22 @@ impl EventQueue {
     /// Schedule `kind` at `time`; `late` events (CPU stops) run after the others of that instant.
     #[inline]
     pub fn push(&mut self, time: Time, late: bool, kind: Kind) {
+        let seq = self.take_seq();
+        self.push_with_seq(time, late, seq, kind);
+    }
+
+    /// The next sequence number (insertion order among events of one instant and class).
+    #[inline]
+    pub fn take_seq(&mut self) -> u64 {
         self.seq += 1;
         debug_assert!(self.seq < 1 << 63);
-        let key = ((time as u128) << 64) | ((late as u128) << 63) | self.seq as u128;
+        self.seq
+    }
+
+    /// Schedule `kind` with a sequence number taken earlier.
+    #[inline]
+    pub fn push_with_seq(&mut self, time: Time, late: bool, seq: u64, kind: Kind) {
+        let key = ((time as u128) << 64) | ((late as u128) << 63) | seq as u128;
         self.heap.push(Event { key, payload: kind.encode() });
     }
 
@@ -94,6 +112,16 @@ impl EventQueue {
     #[inline]
     pub fn pop_due(&mut self, now: Time) -> Option<Kind> {
         if self.next_time() != Some(now) {
+            return None;
+        }
+        self.heap.pop().map(|e| Kind::decode(e.payload))
+    }
+
+    /// Remove and return the earliest event if it is due at `now` and not a late one.
+    #[inline]
+    pub fn pop_due_early(&mut self, now: Time) -> Option<Kind> {
+        let top = self.heap.peek()?.key;
+        if (top >> 64) as Time != now || (top >> 63) & 1 == 1 {
             return None;
         }
         self.heap.pop().map(|e| Kind::decode(e.payload))
@@ -120,5 +148,19 @@ mod tests {
         assert_eq!(q.pop_due(5), Some(Kind::Release(3)));
         assert_eq!(q.pop_due(5), Some(Kind::CpuStop(0, 1)));
         assert_eq!(q.next_time(), None);
+    }
+
+    #[test]
+    fn early_pops_skip_late_events_and_kept_sequence_numbers_order_them() {
+        let mut q = EventQueue::default();
+        let kept = q.take_seq();
+        q.push(5, false, Kind::IoDone(1));
+        q.push_with_seq(5, true, kept, Kind::CpuStop(0, 0));
+        q.push(5, true, Kind::CpuStop(1, 0));
+        assert_eq!(q.pop_due_early(5), Some(Kind::IoDone(1)));
+        assert_eq!(q.pop_due_early(5), None);
+        // The stop whose number was taken first comes first.
+        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(0, 0)));
+        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(1, 0)));
     }
 }

@@ -115,11 +115,21 @@ impl TaskState {
     }
 }
 
-/// A CPU: what runs on it since when, and a generation that invalidates stale stop events.
-#[derive(Default, Clone)]
+/// A CPU: what runs on it since when, when that run ends, and a generation that invalidates
+/// stale stop events.
+#[derive(Clone)]
 pub(super) struct CpuState {
     pub running: Option<TaskId>,
     pub work_start: Time,
     pub last_task: Option<TaskId>,
     pub gen: u64,
+    /// The live stop: when the current run ends (NONE = nothing pending) and its sequence number.
+    pub stop_at: Time,
+    pub stop_seq: u64,
+}
+
+impl Default for CpuState {
+    fn default() -> Self {
+        CpuState { running: None, work_start: 0, last_task: None, gen: 0, stop_at: NONE, stop_seq: 0 }
+    }
 }
