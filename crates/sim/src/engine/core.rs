@@ -44,14 +44,12 @@ pub(super) struct Engine<'w, 'p> {
 
 impl<'w, 'p> Engine<'w, 'p> {
     pub fn new(w: &'w Workload, queues: Vec<&'p mut dyn Policy>, cfg: &SimConfig) -> Self {
-        // One pass over the (large) specs: "already sorted by arrival?" and "any locks?".
+        // One pass over the (large) specs, reading only the arrival: "already sorted?".
         let mut sorted = true;
-        let mut any_locks = false;
         let mut prev = 0;
         for t in &w.tasks {
             sorted &= t.arrival >= prev;
             prev = t.arrival;
-            any_locks |= !t.locks.is_empty();
         }
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
@@ -69,7 +67,7 @@ impl<'w, 'p> Engine<'w, 'p> {
             tasks,
             acc: Accum::new(n),
             cpus: vec![CpuState::default(); cfg.cpus],
-            locks: any_locks.then(|| Locks::new(w)),
+            locks: None,
             backlog: HashMap::new(),
             events_q: EventQueue::default(),
             order,
@@ -214,6 +212,9 @@ impl<'w, 'p> Engine<'w, 'p> {
         if t == self.tasks.len() {
             // Sorted arrivals: state is created now, in index order.
             self.tasks.push(TaskState::new(spec));
+        }
+        if !spec.locks.is_empty() {
+            self.locks.get_or_insert_with(|| Locks::new(self.w.tasks.len())).register(t, spec);
         }
         if spec.jobs > 1 {
             if let Some(p) = spec.period {

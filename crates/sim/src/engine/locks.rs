@@ -7,7 +7,7 @@ use super::core::Engine;
 use super::state::Phase;
 use super::Blocked;
 use crate::policy::{EnqueueReason, TaskId};
-use crate::workload::Workload;
+use crate::workload::TaskSpec;
 use std::collections::HashMap;
 
 struct Lock {
@@ -16,35 +16,38 @@ struct Lock {
     waiters: Vec<TaskId>,
 }
 
-/// Every lock of a run, which CPU bursts need which lock, and what each task holds.
+/// Every lock of a run, which CPU bursts need which lock, and what each task holds. Locks are
+/// registered as the tasks that use them arrive, so a run without locks never builds this.
 pub(super) struct Locks {
     locks: Vec<Lock>,
+    ids: HashMap<String, usize>,
     /// Per task: (CPU burst index, lock index) needed.
     needs: Vec<Vec<(usize, usize)>>,
     held: Vec<Vec<usize>>,
 }
 
 impl Locks {
-    pub fn new(w: &Workload) -> Self {
-        let mut ids: HashMap<&str, usize> = HashMap::new();
-        let mut locks = Vec::new();
-        let needs = w
-            .tasks
-            .iter()
-            .map(|t| {
-                t.locks
-                    .iter()
-                    .map(|l| {
-                        let idx = *ids.entry(l.name.as_str()).or_insert_with(|| {
-                            locks.push(Lock { name: l.name.clone(), holder: None, waiters: vec![] });
-                            locks.len() - 1
-                        });
-                        (l.burst, idx)
-                    })
-                    .collect()
-            })
-            .collect();
-        Locks { locks, needs, held: vec![Vec::new(); w.tasks.len()] }
+    /// Tables for `tasks` tasks, no lock known yet.
+    pub fn new(tasks: usize) -> Self {
+        Locks { locks: Vec::new(), ids: HashMap::new(), needs: vec![Vec::new(); tasks], held: vec![Vec::new(); tasks] }
+    }
+
+    /// Note the locks task `t` needs (once, when it arrives).
+    pub fn register(&mut self, t: TaskId, spec: &TaskSpec) {
+        if !self.needs[t].is_empty() {
+            return;
+        }
+        for l in &spec.locks {
+            let idx = match self.ids.get(l.name.as_str()) {
+                Some(&i) => i,
+                None => {
+                    self.locks.push(Lock { name: l.name.clone(), holder: None, waiters: vec![] });
+                    self.ids.insert(l.name.clone(), self.locks.len() - 1);
+                    self.locks.len() - 1
+                }
+            };
+            self.needs[t].push((l.burst, idx));
+        }
     }
 }
 
