@@ -1,0 +1,108 @@
+//! The engine's behaviour, pinned: a digest of the full results (per-task records, slices,
+//! blocked spans, overall metrics, event counts) of every policy on a fixed set of workloads that
+//! use every feature. Refactoring the engine for speed must leave this unchanged; a change of
+//! behaviour on purpose must update the digest and say why in the commit.
+//!
+//! The value was computed with the engine before its 2026-11 rework and again after it.
+
+use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig};
+use schedlab_sim::policies::{by_spec, CATALOGUE};
+use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// A small workload using every feature: I/O, periodic jobs, deadlines, affinity, classes, locks.
+fn rich(seed: u64, cpus: usize) -> Workload {
+    let mut r = Lcg(seed);
+    let classes = ["0", "1", "fifo", "rr", "deadline", "realtime", "foreground", "idle"];
+    let tasks = (0..12)
+        .map(|i| {
+            let n = 1 + 2 * r.next(3) as usize;
+            let mut t = TaskSpec::cpu(&format!("T{i}"), r.next(30) * 500_000, 1);
+            t.bursts = (0..n).map(|_| (1 + r.next(20)) * 250_000).collect();
+            t.priority = r.next(5) as i32;
+            t.weight = 1 + r.next(4) as u32;
+            t.nice = r.next(10) as i32 - 5;
+            let periodic = r.next(4) == 0;
+            if periodic {
+                t.period = Some((30 + r.next(30)) * 1_000_000);
+                t.jobs = 1 + r.next(3) as u32;
+                t.bursts.truncate(1);
+            }
+            if r.next(4) == 0 {
+                t.deadline = Some((5 + r.next(40)) * 1_000_000);
+            }
+            if r.next(5) == 0 && cpus > 1 {
+                t.affinity = Some(vec![r.next(cpus as u64) as usize]);
+            }
+            if r.next(3) == 0 {
+                t.class = Some(classes[r.next(classes.len() as u64) as usize].to_string());
+            }
+            if r.next(4) == 0 && !periodic {
+                t.locks = vec![LockUse { name: format!("L{}", r.next(2)), burst: 0 }];
+            }
+            t
+        })
+        .collect();
+    Workload { cpus: Some(cpus), tasks }
+}
+
+/// FNV-1a over the JSON of every run: every policy, global and per-CPU queues, 1–3 CPUs, switch
+/// costs, a horizon, priority inheritance on and off.
+fn digest() -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    let mut eat = |s: &str| {
+        for b in s.bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    };
+    let mut wls = vec![schedlab_sim::generate::by_spec(
+        "poisson:n=200,rate=150,mean=4,bursts=3,io=6,priorities=4,weights=5,seed=3",
+    )
+    .unwrap()];
+    wls.extend((0..24).map(|s| rich(s, 1 + (s % 3) as usize)));
+    for w in &wls {
+        for (spec, _) in CATALOGUE {
+            let name = spec.split(':').next().unwrap();
+            for &(cpus, cost, horizon, pi) in
+                &[(1usize, 0u64, None, true), (2, 50_000, None, true), (3, 0, Some(40_000_000u64), false)]
+            {
+                if w.cpus.is_some_and(|c| cpus < c) {
+                    continue;
+                }
+                let cfg = SimConfig {
+                    cpus,
+                    switch_cost: cost,
+                    horizon,
+                    priority_inheritance: pi,
+                    record_slices: true,
+                    check_invariants: true,
+                    ..SimConfig::default()
+                };
+                let mut p = by_spec(name).unwrap();
+                eat(&serde_json::to_string(&simulate(w, p.as_mut(), &cfg)).unwrap());
+                if cpus > 1 {
+                    let mut ps: Vec<_> = (0..cpus).map(|_| by_spec(name).unwrap()).collect();
+                    eat(&serde_json::to_string(&simulate_per_cpu(w, &mut ps, &cfg)).unwrap());
+                }
+            }
+        }
+    }
+    h
+}
+
+#[test]
+fn results_are_unchanged() {
+    assert_eq!(
+        format!("{:#x}", digest()),
+        "0x5cb1386abbb83570",
+        "the engine's results changed: if on purpose, update the digest and say why"
+    );
+}
