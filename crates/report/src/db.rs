@@ -177,6 +177,17 @@ pub struct Db {
     path: PathBuf,
 }
 
+/// Is this SQLite's "database is busy/locked"?
+fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
 impl Db {
     /// Open (creating it and its directory if needed), then mark runs whose process is gone.
     pub fn open(path: &Path) -> Result<Db> {
@@ -203,7 +214,22 @@ impl Db {
         &self.path
     }
 
+    /// Set the database up, retrying while another process holds it: SQLite reports a busy
+    /// database without calling the busy handler when several processes switch a fresh file to
+    /// WAL at the same moment.
     fn setup(&mut self) -> Result<()> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.setup_once() {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn setup_once(&mut self) -> Result<()> {
         // The timeout first: switching to WAL and creating tables may wait for another writer.
         self.conn.busy_timeout(Duration::from_secs(30))?;
         let mode: String = self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
