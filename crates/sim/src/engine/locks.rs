@@ -3,7 +3,7 @@
 //! locks it holds (transitively, as in FreeBSD and Solaris turnstiles); a released lock goes to
 //! its best waiter.
 
-use super::core::Engine;
+use super::event_loop::Engine;
 use super::state::Phase;
 use super::Blocked;
 use crate::policy::{EnqueueReason, TaskId};

@@ -8,8 +8,8 @@
 //! idle CPU picks. So a task arriving at the instant a quantum expires is queued ahead of the
 //! expired task, as in the textbook round-robin examples.
 
-mod core;
 mod event;
+mod event_loop;
 mod locks;
 mod state;
 
@@ -134,7 +134,7 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
     assert!(cfg.cpus <= event::MAX_CPUS, "at most {} CPUs", event::MAX_CPUS);
-    let mut e = core::Engine::new(w, queues, cfg);
+    let mut e = event_loop::Engine::new(w, queues, cfg);
     e.main_loop();
     e.finish(name)
 }
