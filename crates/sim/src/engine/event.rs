@@ -7,7 +7,7 @@
 //! pre-emption is pushed here (with its original key), where it is counted when it comes due and
 //! otherwise ignored, as before. This keeps the heap empty on the common path.
 
-use crate::policy::{CpuId, TaskId, Time};
+use crate::policy::{TaskId, Time};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -18,16 +18,11 @@ pub(super) enum Kind {
     Release(TaskId),
     /// The task's I/O burst is over.
     IoDone(TaskId),
-    /// The run on a CPU ends (slice or burst), unless the CPU's generation moved on since.
-    CpuStop(CpuId, u64),
+    /// A CPU stop made stale by a pre-emption: counted as an event when due, nothing else.
+    StaleStop,
 }
 
 const TAG_SHIFT: u32 = 62;
-const CPU_SHIFT: u32 = 40;
-/// Generations are compared modulo 2^40 (a stale stop is at most a few generations old).
-pub(super) const GEN_MASK: u64 = (1 << CPU_SHIFT) - 1;
-/// CPUs that fit in the packed form.
-pub(super) const MAX_CPUS: usize = 1 << (TAG_SHIFT - CPU_SHIFT);
 
 impl Kind {
     #[inline]
@@ -35,7 +30,7 @@ impl Kind {
         match self {
             Kind::Release(t) => t as u64,
             Kind::IoDone(t) => (1 << TAG_SHIFT) | t as u64,
-            Kind::CpuStop(c, gen) => (2 << TAG_SHIFT) | ((c as u64) << CPU_SHIFT) | (gen & GEN_MASK),
+            Kind::StaleStop => 2 << TAG_SHIFT,
         }
     }
 
@@ -45,7 +40,7 @@ impl Kind {
         match p >> TAG_SHIFT {
             0 => Kind::Release(low as TaskId),
             1 => Kind::IoDone(low as TaskId),
-            _ => Kind::CpuStop((low >> CPU_SHIFT) as CpuId, low & GEN_MASK),
+            _ => Kind::StaleStop,
         }
     }
 }
@@ -134,19 +129,19 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_order_is_time_class_then_insertion() {
-        for k in [Kind::Release(7), Kind::IoDone(1 << 40), Kind::CpuStop(MAX_CPUS - 1, GEN_MASK)] {
+        for k in [Kind::Release(7), Kind::IoDone(1 << 40), Kind::StaleStop] {
             assert_eq!(Kind::decode(k.encode()), k);
         }
         let mut q = EventQueue::default();
-        q.push(5, true, Kind::CpuStop(0, 1));
+        q.push(5, true, Kind::StaleStop);
         q.push(5, false, Kind::IoDone(2));
         q.push(5, false, Kind::Release(3));
-        q.push(4, true, Kind::CpuStop(1, 0));
+        q.push(4, true, Kind::Release(1));
         assert_eq!(q.pop_due(5), None);
-        assert_eq!(q.pop_due(4), Some(Kind::CpuStop(1, 0)));
+        assert_eq!(q.pop_due(4), Some(Kind::Release(1)));
         assert_eq!(q.pop_due(5), Some(Kind::IoDone(2)));
         assert_eq!(q.pop_due(5), Some(Kind::Release(3)));
-        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(0, 1)));
+        assert_eq!(q.pop_due(5), Some(Kind::StaleStop));
         assert_eq!(q.next_time(), None);
     }
 
@@ -155,12 +150,12 @@ mod tests {
         let mut q = EventQueue::default();
         let kept = q.take_seq();
         q.push(5, false, Kind::IoDone(1));
-        q.push_with_seq(5, true, kept, Kind::CpuStop(0, 0));
-        q.push(5, true, Kind::CpuStop(1, 0));
+        q.push_with_seq(5, true, kept, Kind::Release(0));
+        q.push(5, true, Kind::Release(1));
         assert_eq!(q.pop_due_early(5), Some(Kind::IoDone(1)));
         assert_eq!(q.pop_due_early(5), None);
         // The stop whose number was taken first comes first.
-        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(0, 0)));
-        assert_eq!(q.pop_due(5), Some(Kind::CpuStop(1, 0)));
+        assert_eq!(q.pop_due(5), Some(Kind::Release(0)));
+        assert_eq!(q.pop_due(5), Some(Kind::Release(1)));
     }
 }

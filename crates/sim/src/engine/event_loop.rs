@@ -3,7 +3,7 @@
 //! arrival order when the workload is sorted by arrival, as generated ones are), so a large
 //! run touches each task's memory while the task is alive.
 
-use super::event::{EventQueue, Kind, GEN_MASK};
+use super::event::{EventQueue, Kind};
 use super::locks::Locks;
 use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
 use super::{Blocked, SimConfig, SimResult, Slice};
@@ -198,11 +198,7 @@ impl<'w, 'p> Engine<'w, 'p> {
                 ts.remaining = ts.burst;
                 self.make_ready(t, EnqueueReason::Woken);
             }
-            Kind::CpuStop(c, gen) => {
-                if self.cpus[c].gen & GEN_MASK == gen && self.cpus[c].running.is_some() {
-                    self.stop(c, EnqueueReason::SliceExpired);
-                }
-            }
+            Kind::StaleStop => {}
         }
     }
 
@@ -356,11 +352,9 @@ impl<'w, 'p> Engine<'w, 'p> {
         if cpu.stop_at != NONE {
             // Stopped before its stop came due (pre-empted): the stop stays an event that is
             // counted when due and then ignored, as a stale one.
-            let kind = Kind::CpuStop(c, cpu.gen & GEN_MASK);
-            self.events_q.push_with_seq(cpu.stop_at, true, cpu.stop_seq, kind);
+            self.events_q.push_with_seq(cpu.stop_at, true, cpu.stop_seq, Kind::StaleStop);
             cpu.stop_at = NONE;
         }
-        cpu.gen += 1;
         let start = cpu.work_start.min(now);
         let ts = &mut self.tasks[t];
         let ran = (now - start).min(ts.remaining);

@@ -133,7 +133,6 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
-    assert!(cfg.cpus <= event::MAX_CPUS, "at most {} CPUs", event::MAX_CPUS);
     let mut e = event_loop::Engine::new(w, queues, cfg);
     e.main_loop();
     e.finish(name)

@@ -115,14 +115,12 @@ impl TaskState {
     }
 }
 
-/// A CPU: what runs on it since when, when that run ends, and a generation that invalidates
-/// stale stop events.
+/// A CPU: what runs on it since when, and when that run ends.
 #[derive(Clone)]
 pub(super) struct CpuState {
     pub running: Option<TaskId>,
     pub work_start: Time,
     pub last_task: Option<TaskId>,
-    pub gen: u64,
     /// The live stop: when the current run ends (NONE = nothing pending) and its sequence number.
     pub stop_at: Time,
     pub stop_seq: u64,
@@ -130,6 +128,6 @@ pub(super) struct CpuState {
 
 impl Default for CpuState {
     fn default() -> Self {
-        CpuState { running: None, work_start: 0, last_task: None, gen: 0, stop_at: NONE, stop_seq: 0 }
+        CpuState { running: None, work_start: 0, last_task: None, stop_at: NONE, stop_seq: 0 }
     }
 }
