@@ -14,6 +14,8 @@
 //!
 //! Policies request things of the host only through return values — never callbacks.
 
+use crate::engine::{SimConfig, SimResult};
+use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 
 /// A task's index in the host's task table.
@@ -131,5 +133,13 @@ pub trait Policy: Send {
     /// priority (for [`Policy::preempts`]) need this.
     fn prio_changed(&mut self, task: &TaskView, now: Time) {
         let _ = (task, now);
+    }
+
+    /// Simulate `workload` with this policy as the one global run queue (what
+    /// [`crate::engine::simulate`] calls). Keep the default: it runs the engine compiled for the
+    /// concrete policy type, so a `&mut dyn Policy` costs one dynamic call per run instead of
+    /// several per simulated time slice.
+    fn simulate_global(&mut self, workload: &Workload, config: &SimConfig) -> SimResult {
+        crate::engine::simulate_static(workload, self, config)
     }
 }

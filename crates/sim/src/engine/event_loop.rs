@@ -12,10 +12,10 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
-pub(super) struct Engine<'w, 'p> {
+pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
     pub(super) w: &'w Workload,
     pub(super) cfg: SimConfig,
-    pub(super) queues: Vec<&'p mut dyn Policy>,
+    pub(super) queues: Vec<&'p mut P>,
     /// State of every task that has arrived (all tasks when arrivals are not sorted).
     pub(super) tasks: Vec<TaskState>,
     /// Overall metrics, fed as tasks finish.
@@ -42,8 +42,8 @@ pub(super) struct Engine<'w, 'p> {
     unfinished: usize,
 }
 
-impl<'w, 'p> Engine<'w, 'p> {
-    pub fn new(w: &'w Workload, queues: Vec<&'p mut dyn Policy>, cfg: &SimConfig) -> Self {
+impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
+    pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig) -> Self {
         // One pass over the (large) specs, reading only the arrival: "already sorted?".
         let mut sorted = true;
         let mut prev = 0;
@@ -419,6 +419,19 @@ impl<'w, 'p> Engine<'w, 'p> {
 
     #[inline]
     fn dispatch_idle(&mut self) {
+        if self.queues.len() == 1 && self.locks.is_none() {
+            // The common case, kept small for the compiler: one global queue, no locks to take,
+            // so a picked task simply runs.
+            let now = self.now;
+            for c in 0..self.cpus.len() {
+                if self.cpus[c].running.is_none() {
+                    if let Some(pick) = self.queues[0].pick_next(c, now) {
+                        self.start(c, pick.task, pick.slice);
+                    }
+                }
+            }
+            return;
+        }
         for c in 0..self.cpus.len() {
             if self.cpus[c].running.is_none() {
                 self.dispatch(c);
@@ -426,7 +439,8 @@ impl<'w, 'p> Engine<'w, 'p> {
         }
     }
 
-    #[inline]
+    /// Pick for idle CPU `c` in the general case (per-CPU queues with stealing, locks).
+    #[inline(never)]
     fn dispatch(&mut self, c: CpuId) {
         let now = self.now;
         let q = self.queue_of_cpu(c);
@@ -480,16 +494,13 @@ impl<'w, 'p> Engine<'w, 'p> {
         let ts = &mut self.tasks[t];
         ts.waiting += now - ts.since;
         ts.phase = Phase::Running;
-        if switch {
-            ts.cs += 1;
-        }
-        if ts.last_cpu != NO_CPU && ts.last_cpu as usize != c {
-            ts.migrations += 1;
-        }
+        // Branch-free counting: which way these go depends on the workload, so branches on
+        // them are mispredicted often.
+        ts.cs += u32::from(switch);
+        ts.migrations += u32::from((ts.last_cpu != NO_CPU) & (ts.last_cpu as usize != c));
         ts.last_cpu = c as u32;
-        if ts.first_run == NONE {
-            ts.first_run = work_start;
-        }
+        // NONE is the largest value and time never goes back: this sets it on the first run only.
+        ts.first_run = ts.first_run.min(work_start);
         let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
         let cpu = &mut self.cpus[c];
         cpu.running = Some(t);

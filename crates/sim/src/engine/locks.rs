@@ -6,7 +6,7 @@
 use super::event_loop::Engine;
 use super::state::Phase;
 use super::Blocked;
-use crate::policy::{EnqueueReason, TaskId};
+use crate::policy::{EnqueueReason, Policy, TaskId};
 use crate::workload::TaskSpec;
 use std::collections::HashMap;
 
@@ -51,7 +51,7 @@ impl Locks {
     }
 }
 
-impl Engine<'_, '_> {
+impl<P: Policy + ?Sized> Engine<'_, '_, P> {
     fn lk(&mut self) -> &mut Locks {
         self.locks.as_mut().expect("the run has locks")
     }

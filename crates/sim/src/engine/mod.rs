@@ -117,6 +117,12 @@ pub struct SimResult {
 
 /// Simulate `workload` under one policy with one global run queue shared by all CPUs.
 pub fn simulate(workload: &Workload, policy: &mut dyn Policy, config: &SimConfig) -> SimResult {
+    policy.simulate_global(workload, config)
+}
+
+/// [`simulate`] compiled for the policy type `P`: the engine calls the policy statically (what
+/// [`Policy::simulate_global`] runs for every policy type).
+pub fn simulate_static<P: Policy + ?Sized>(workload: &Workload, policy: &mut P, config: &SimConfig) -> SimResult {
     let name = policy.name();
     run(workload, vec![policy], config, name)
 }
@@ -131,7 +137,7 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
     run(workload, queues, config, name)
 }
 
-fn run(w: &Workload, queues: Vec<&mut dyn Policy>, cfg: &SimConfig, name: String) -> SimResult {
+fn run<P: Policy + ?Sized>(w: &Workload, queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
     let mut e = event_loop::Engine::new(w, queues, cfg);
     e.main_loop();

@@ -61,22 +61,22 @@ impl Affinity {
     pub fn note(&mut self, t: &TaskView) {
         // Nothing restricted so far and nothing new: every remembered mask is None already.
         if self.restricted != 0 || t.affinity.is_some() {
-            self.note_slow(t);
+            self.note_slow(t.id, t.affinity);
         }
     }
 
+    /// Takes the two fields rather than the view, so the view need not be built in memory.
     #[cold]
-    fn note_slow(&mut self, t: &TaskView) {
-        if t.id >= self.masks.len() {
-            if t.affinity.is_none() {
+    fn note_slow(&mut self, id: TaskId, affinity: Option<&[CpuId]>) {
+        if id >= self.masks.len() {
+            if affinity.is_none() {
                 return;
             }
-            self.masks.resize(t.id + 1, None);
+            self.masks.resize(id + 1, None);
         }
-        if self.masks[t.id].as_deref() != t.affinity {
-            self.restricted =
-                self.restricted + usize::from(t.affinity.is_some()) - usize::from(self.masks[t.id].is_some());
-            self.masks[t.id] = t.affinity.map(<[CpuId]>::to_vec);
+        if self.masks[id].as_deref() != affinity {
+            self.restricted = self.restricted + usize::from(affinity.is_some()) - usize::from(self.masks[id].is_some());
+            self.masks[id] = affinity.map(<[CpuId]>::to_vec);
         }
     }
 

@@ -27,6 +27,7 @@ impl Policy for RoundRobin {
         format!("rr:quantum={}", ms(self.quantum))
     }
 
+    #[inline]
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
         let quota = self.quota.get_mut(task.id);
         if why == EnqueueReason::Preempted && quota.0 > 0 {
@@ -37,10 +38,12 @@ impl Policy for RoundRobin {
         }
     }
 
+    #[inline]
     fn dequeue(&mut self, task: TaskId) {
         self.q.remove(task);
     }
 
+    #[inline]
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let task = self.q.pop(cpu)?;
         let quota = self.quota.get_mut(task);
@@ -49,11 +52,13 @@ impl Policy for RoundRobin {
         Some(Pick { task, slice: Some(slice) })
     }
 
+    #[inline]
     fn charge(&mut self, task: TaskId, ran: Dur, _now: Time) {
         let quota = self.quota.get_mut(task);
         quota.0 = quota.1.saturating_sub(ran);
     }
 
+    #[inline]
     fn queued(&self) -> usize {
         self.q.len()
     }
