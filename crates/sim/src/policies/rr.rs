@@ -63,3 +63,65 @@ impl Policy for RoundRobin {
         self.q.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::MS;
+
+    fn pick(p: &mut RoundRobin, cpu: CpuId) -> (TaskId, Dur) {
+        let pk = p.pick_next(cpu, 0).expect("a task");
+        (pk.task, pk.slice.expect("a slice"))
+    }
+
+    #[test]
+    fn expired_tasks_go_to_the_back_with_a_fresh_quantum() {
+        let mut p = RoundRobin::new(4 * MS);
+        p.enqueue(&TaskView::new(0), EnqueueReason::New, 0);
+        p.enqueue(&TaskView::new(1), EnqueueReason::New, 0);
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+        p.charge(0, 4 * MS, 0);
+        p.enqueue(&TaskView::new(0), EnqueueReason::SliceExpired, 0);
+        assert_eq!(pick(&mut p, 0), (1, 4 * MS));
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+    }
+
+    #[test]
+    fn a_preempted_task_returns_to_the_head_with_the_rest_of_its_quantum() {
+        let mut p = RoundRobin::new(4 * MS);
+        for t in 0..3 {
+            p.enqueue(&TaskView::new(t), EnqueueReason::New, 0);
+        }
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+        assert_eq!(pick(&mut p, 1), (1, 4 * MS));
+        // Task 1 on CPU 1 is pre-empted after 1 ms, task 0 on CPU 0 after 3 ms.
+        p.charge(1, MS, 0);
+        p.enqueue(&TaskView::new(1), EnqueueReason::Preempted, 0);
+        p.charge(0, 3 * MS, 0);
+        p.enqueue(&TaskView::new(0), EnqueueReason::Preempted, 0);
+        assert_eq!(pick(&mut p, 0), (0, MS));
+        assert_eq!(pick(&mut p, 0), (1, 3 * MS));
+        assert_eq!(pick(&mut p, 0), (2, 4 * MS));
+        // Used up: no rest is kept, and a pre-emption then gives a fresh quantum at the back.
+        p.charge(2, 4 * MS, 0);
+        p.enqueue(&TaskView::new(2), EnqueueReason::Preempted, 0);
+        assert_eq!(pick(&mut p, 0), (2, 4 * MS));
+    }
+
+    #[test]
+    fn a_dequeued_or_woken_task_loses_the_rest_of_its_quantum() {
+        let mut p = RoundRobin::new(4 * MS);
+        p.enqueue(&TaskView::new(0), EnqueueReason::New, 0);
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+        p.charge(0, MS, 0);
+        p.enqueue(&TaskView::new(0), EnqueueReason::Preempted, 0);
+        p.dequeue(0);
+        assert_eq!(p.queued(), 0);
+        p.enqueue(&TaskView::new(0), EnqueueReason::Migrated, 0);
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+        p.charge(0, MS, 0);
+        // Blocked instead of requeued; woken later: a fresh quantum.
+        p.enqueue(&TaskView::new(0), EnqueueReason::Woken, 0);
+        assert_eq!(pick(&mut p, 0), (0, 4 * MS));
+    }
+}
