@@ -55,9 +55,9 @@ pub fn jain(xs: &[f64]) -> f64 {
 
 /// Compute the overall metrics of a run that ended at `end` on `cpus` CPUs.
 pub fn overall(tasks: &[TaskResult], cpus: usize, end: Time) -> Overall {
-    let mut acc = Accum::new(tasks.len());
-    for (i, t) in tasks.iter().enumerate() {
-        acc.add(i, &TaskSums::of(t));
+    let mut acc = Accum::new();
+    for t in tasks {
+        acc.add(&TaskSums::of(t));
     }
     acc.finish(cpus, end)
 }
@@ -92,11 +92,17 @@ impl TaskSums {
     }
 }
 
-/// Running sums for [`Overall`], fed one task at a time in any order (the engine feeds each
-/// task when it finishes, so 100,000 results are never read back). Time sums are kept as exact
-/// integers, so the order does not matter; Jain's index and the share error are computed at
-/// the end from each task's (CPU, weight), in task order.
-#[derive(Debug, Default)]
+/// Σ cpu and Σ cpu² (exact) of the tasks of one weight, for Jain's index.
+#[derive(Debug, Clone, Copy)]
+struct WeightSums {
+    weight: u64,
+    cpu: u128,
+    cpu_sq: u128,
+}
+
+/// Feeds [`Overall`] one task at a time, in any order, keeping O(distinct weights) memory:
+/// sums are exact integers, so the result does not depend on the order tasks finish in.
+#[derive(Debug, Clone, Default)]
 pub struct Accum {
     tasks: usize,
     finished: usize,
@@ -111,19 +117,29 @@ pub struct Accum {
     pre: u64,
     mig: u64,
     miss: u64,
-    /// Per task index: (CPU received, weight).
-    shares: Vec<(u64, u32)>,
+    /// Per distinct weight (at least 1): exact sums of CPU time and its square.
+    by_weight: Vec<WeightSums>,
+    /// The tasks with the smallest and largest CPU time per unit weight, as (cpu, weight).
+    share_min: Option<(u64, u32)>,
+    share_max: Option<(u64, u32)>,
+    /// A task of weight 0 received CPU time (its share error is infinite).
+    zero_weight_ran: bool,
+}
+
+/// a.0/a.1 < b.0/b.1, exactly (weights are at least 1 here).
+fn ratio_less(a: (u64, u32), b: (u64, u32)) -> bool {
+    (a.0 as u128) * (b.1 as u128) < (b.0 as u128) * (a.1 as u128)
 }
 
 impl Accum {
-    /// An accumulator for tasks `0..n`.
-    pub fn new(n: usize) -> Self {
-        Accum { shares: vec![(0, 0); n], ..Accum::default() }
+    /// An empty accumulator.
+    pub fn new() -> Self {
+        Accum::default()
     }
 
-    /// Count task `i` (each task exactly once).
-    #[inline]
-    pub fn add(&mut self, i: usize, t: &TaskSums) {
+    /// Count one task (each task exactly once, in any order).
+    #[inline(always)]
+    pub fn add(&mut self, t: &TaskSums) {
         self.tasks += 1;
         if let Some(ta) = t.turnaround {
             self.finished += 1;
@@ -141,19 +157,54 @@ impl Accum {
         self.pre += t.preemptions;
         self.mig += t.migrations;
         self.miss += t.deadline_misses;
-        self.shares[i] = (t.cpu, t.weight);
+        self.add_share(t.cpu, t.weight);
+    }
+
+    #[inline(always)]
+    fn add_share(&mut self, cpu: u64, weight: u32) {
+        let w = weight.max(1) as u64;
+        let c = cpu as u128;
+        match self.by_weight.iter_mut().find(|s| s.weight == w) {
+            Some(s) => {
+                s.cpu += c;
+                s.cpu_sq += c * c;
+            }
+            None => self.by_weight.push(WeightSums { weight: w, cpu: c, cpu_sq: c * c }),
+        }
+        if weight == 0 {
+            self.zero_weight_ran |= cpu > 0;
+            return;
+        }
+        let r = (cpu, weight);
+        if self.share_min.is_none_or(|m| ratio_less(r, m)) {
+            self.share_min = Some(r);
+        }
+        if self.share_max.is_none_or(|m| ratio_less(m, r)) {
+            self.share_max = Some(r);
+        }
     }
 
     /// The overall metrics of a run that ended at `end` on `cpus` CPUs.
-    pub fn finish(self, cpus: usize, end: Time) -> Overall {
+    pub fn finish(mut self, cpus: usize, end: Time) -> Overall {
         let makespan = end;
         let (cpu_total, w_total) = (self.cpu_total, self.w_total as f64);
-        let (mut jsum, mut jsq, mut share_error_max) = (0.0f64, 0.0f64, 0.0f64);
-        for &(cpu, weight) in &self.shares {
-            let x = cpu as f64 / weight.max(1) as f64;
-            jsum += x;
-            jsq += x * x;
-            if cpu_total > 0 {
+        // Jain's index of x = cpu / weight: Σx and Σx² from the exact sums per weight.
+        self.by_weight.sort_by_key(|s| s.weight);
+        let (mut jsum, mut jsq) = (0.0f64, 0.0f64);
+        for s in &self.by_weight {
+            let w = s.weight as f64;
+            jsum += s.cpu as f64 / w;
+            jsq += s.cpu_sq as f64 / (w * w);
+        }
+        // |share / expected − 1| grows with |cpu/weight − Σcpu/Σweight|, so its maximum is at
+        // the task with the smallest or the largest CPU time per unit weight.
+        let mut share_error_max = 0.0f64;
+        if cpu_total > 0 {
+            // (With every weight 0 each expected share is 0/0: no value, as before.)
+            if self.zero_weight_ran && self.w_total > 0 {
+                share_error_max = f64::INFINITY;
+            }
+            for (cpu, weight) in [self.share_min, self.share_max].into_iter().flatten() {
                 let share = cpu as f64 / cpu_total as f64;
                 let expected = weight as f64 / w_total;
                 share_error_max = share_error_max.max((share / expected - 1.0).abs());
@@ -185,6 +236,48 @@ impl Accum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The straightforward computation over every task, in task order.
+    fn reference(shares: &[(u64, u32)]) -> (f64, f64) {
+        let cpu_total: u64 = shares.iter().map(|s| s.0).sum();
+        let w_total: u64 = shares.iter().map(|s| s.1 as u64).sum();
+        let xs: Vec<f64> = shares.iter().map(|&(c, w)| c as f64 / w.max(1) as f64).collect();
+        let mut err = 0.0f64;
+        if cpu_total > 0 {
+            for &(c, w) in shares {
+                let share = c as f64 / cpu_total as f64;
+                err = err.max((share / (w as f64 / w_total as f64) - 1.0).abs());
+            }
+        }
+        (jain(&xs), err)
+    }
+
+    #[test]
+    fn jain_and_share_error_match_the_per_task_computation_in_any_order() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..300 {
+            let n = 1 + next(40) as usize;
+            let zero_weights = round % 5 == 0;
+            let shares: Vec<(u64, u32)> =
+                (0..n).map(|_| (next(3) * next(50_000_000), next(6) as u32 + u32::from(!zero_weights))).collect();
+            let mut acc = Accum::new();
+            for &(cpu, weight) in shares.iter().rev() {
+                acc.add(&TaskSums { cpu, weight, ..TaskSums::default() });
+            }
+            let o = acc.finish(1, 1);
+            let (jain_ref, err_ref) = reference(&shares);
+            assert!((o.jain_cpu_per_weight - jain_ref).abs() <= 1e-12, "{shares:?}");
+            assert!(
+                o.share_error_max == err_ref || (o.share_error_max - err_ref).abs() <= 1e-12 * err_ref,
+                "{shares:?}: {} vs {err_ref}",
+                o.share_error_max
+            );
+        }
+    }
 
     #[test]
     fn jain_bounds() {

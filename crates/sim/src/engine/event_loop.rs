@@ -44,13 +44,7 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
 
 impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig) -> Self {
-        // One pass over the (large) specs, reading only the arrival: "already sorted?".
-        let mut sorted = true;
-        let mut prev = 0;
-        for t in &w.tasks {
-            sorted &= t.arrival >= prev;
-            prev = t.arrival;
-        }
+        let sorted = sorted_by_arrival(&w.tasks);
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
             (None, Vec::with_capacity(n))
@@ -65,7 +59,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             cfg: cfg.clone(),
             queues,
             tasks,
-            acc: Accum::new(n),
+            acc: Accum::new(),
             cpus: vec![CpuState::default(); cfg.cpus],
             locks: None,
             backlog: HashMap::new(),
@@ -410,7 +404,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         } else {
             ts.phase = Phase::Done;
             ts.finish = now;
-            self.acc.add(t, &ts.sums(spec));
+            self.acc.add(&ts.sums(spec));
             self.unfinished -= 1;
             let q = ts.queue as usize;
             self.queues[q].task_exit(t);
@@ -527,8 +521,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             for (t, spec) in self.w.tasks.iter().enumerate() {
                 match self.tasks.get(t) {
                     Some(ts) if ts.phase == Phase::Done => {}
-                    Some(ts) => self.acc.add(t, &ts.sums(spec)),
-                    None => self.acc.add(t, &TaskSums { weight: spec.weight, ..TaskSums::default() }),
+                    Some(ts) => self.acc.add(&ts.sums(spec)),
+                    None => self.acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
                 }
             }
         }
@@ -557,6 +551,38 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     }
 }
 
+/// True if the specs are in arrival order. One pass reading only the arrival of each (large)
+/// spec; it walks four quarters side by side, since one walk waits on one memory read at a time
+/// more than the hardware needs to.
+fn sorted_by_arrival(specs: &[TaskSpec]) -> bool {
+    let n = specs.len();
+    let q = n / 4;
+    let parts = [&specs[..q], &specs[q..2 * q], &specs[2 * q..3 * q], &specs[3 * q..]];
+    let mut sorted = true;
+    // Each quarter is sorted, and so are the seams between quarters.
+    for k in 1..4 {
+        if let (Some(a), Some(b)) = (parts[k - 1].last(), parts[k].first()) {
+            sorted &= a.arrival <= b.arrival;
+        }
+    }
+    let mut prev = [0u64; 4];
+    for k in 0..4 {
+        prev[k] = parts[k].first().map_or(0, |t| t.arrival);
+    }
+    for (((a, b), c), d) in parts[0].iter().zip(parts[1]).zip(parts[2]).zip(parts[3]) {
+        for (k, t) in [a, b, c, d].into_iter().enumerate() {
+            sorted &= t.arrival >= prev[k];
+            prev[k] = t.arrival;
+        }
+    }
+    // The last quarter may be longer by up to 3.
+    for t in &parts[3][q.min(parts[3].len())..] {
+        sorted &= t.arrival >= prev[3];
+        prev[3] = t.arrival;
+    }
+    sorted
+}
+
 /// What a policy may know about task `t`, from its spec and state.
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
@@ -572,5 +598,28 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         remaining: Some(ts.remaining),
         class: spec.class.as_deref(),
         affinity: spec.affinity.as_deref(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(arrivals: &[u64]) -> Vec<TaskSpec> {
+        arrivals.iter().map(|&a| TaskSpec::cpu("t", a, 1)).collect()
+    }
+
+    #[test]
+    fn sortedness_is_seen_at_every_position_and_seam() {
+        for n in 0..14u64 {
+            let sorted: Vec<u64> = (1..=n).map(|i| 10 * i).collect();
+            assert!(sorted_by_arrival(&specs(&sorted)), "n = {n}");
+            // One step back at each position (quarter seams included) is caught.
+            for i in 1..n as usize {
+                let mut a = sorted.clone();
+                a[i] = a[i - 1] - 1;
+                assert!(!sorted_by_arrival(&specs(&a)), "n = {n}, descent at {i}");
+            }
+        }
     }
 }
