@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time machine set-up for schedlab, safe to run again: the Rust components CI checks
-# with, Debian packages the tests and report use (Chromium for the report test), SimPy for
-# the simulator peer benchmark, and tracefs mounted for sched_switch tracing.
+# with, Debian packages the tests and report use (Chromium and a font for the report test,
+# procps for the tests' pgrep/kill, pip for SimPy), SimPy for the simulator peer benchmark,
+# and tracefs mounted for sched_switch tracing.
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -9,16 +10,21 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null;
 
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || say "could not add rustfmt/clippy with rustup"
+elif ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  say "no rustup: install rustfmt and clippy with your Rust (CI runs cargo fmt and cargo clippy)"
 fi
 
 need_pkgs=()
-command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
-command -v mountpoint >/dev/null 2>&1 || need_pkgs+=(util-linux)
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium fonts-liberation)
+command -v pgrep >/dev/null 2>&1 || need_pkgs+=(procps)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
+  need_pkgs+=(python3-pip)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   say "installing ${need_pkgs[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || say "apt-get update failed"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null \
-    || say "could not install ${need_pkgs[*]}; the report browser test will say so"
+    || say "could not install ${need_pkgs[*]}; the tests that need them will say so"
 fi
 
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy' 2>/dev/null; then
