@@ -1,5 +1,5 @@
 //! Parsing human-readable durations ("10ms", "1.5s") and sizes ("5MiB") for clap arguments,
-//! with errors that name the offending value.
+//! with errors that name the offending value; and de-duplicating list arguments.
 
 use std::time::Duration;
 
@@ -54,6 +54,18 @@ pub fn size(s: &str) -> Result<u64, String> {
     Ok((num * scale).round() as u64)
 }
 
+/// A list argument with repeats removed, first occurrences kept in order
+/// (`--queues delta,control,delta` runs delta once).
+pub fn unique<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 fn split_number(t: &str) -> Option<(f64, &str)> {
     let end =
         t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+')).unwrap_or(t.len());
@@ -79,6 +91,11 @@ mod tests {
         assert!(duration("10").unwrap_err().contains("no unit"));
         assert!(positive_duration("0ms").unwrap_err().contains("0ms"));
         assert!(duration("fast").is_err());
+    }
+
+    #[test]
+    fn unique_keeps_first_occurrences_in_order() {
+        assert_eq!(unique(vec![3, 1, 3, 2, 1]), vec![3, 1, 2]);
     }
 
     #[test]

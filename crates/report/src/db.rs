@@ -318,7 +318,7 @@ impl Db {
     }
 
     /// Mark `running` rows whose process is gone as `interrupted`; returns how many.
-    pub fn reap_stale(&mut self) -> Result<usize> {
+    fn reap_stale(&mut self) -> Result<usize> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let running: Vec<(i64, ProcessId)> = {
             let mut st = tx.prepare("SELECT id, host, boot_id, pid, pid_start FROM runs WHERE status = 'running'")?;

@@ -28,6 +28,22 @@ pub struct RunInfo {
     pub db_path: Option<String>,
 }
 
+impl RunInfo {
+    /// Facts about this invocation: now, the command line, this build and this machine.
+    pub fn new(scale: String, shard: Option<String>, db_path: Option<String>) -> Self {
+        RunInfo {
+            created_utc: crate::results::now_utc(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            scale,
+            version: crate::VERSION.into(),
+            commit: crate::GIT_COMMIT.into(),
+            machine: serde_json::to_value(schedlab_os::machine::MachineFacts::collect()).unwrap_or(Value::Null),
+            shard,
+            db_path,
+        }
+    }
+}
+
 /// An experiment that was not run, and why.
 #[derive(Debug, Clone)]
 pub struct NotRun {
@@ -50,14 +66,14 @@ pub struct Report<'a> {
 
 /// The one-line verdict of a seed, from its sections' verdicts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SeedVerdict {
+struct SeedVerdict {
     /// `reproduced`, `differs`, `partial`, `not-run`, `failed` or `measured` (CSS class too).
     pub kind: &'static str,
     pub text: String,
 }
 
 /// Summarise the sections of one seed into a verdict line.
-pub fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
+fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
     let ran: Vec<&&Section> = sections.iter().filter(|s| s.status == Status::Completed).collect();
     let verdicts: Vec<&Verdict> = ran.iter().flat_map(|s| s.verdicts.iter()).collect();
     let count = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count();

@@ -16,11 +16,16 @@ pub fn provenance() -> Value {
     json!({ "version": crate::VERSION, "commit": crate::GIT_COMMIT })
 }
 
+/// Now, as RFC 3339 UTC to the second (`2026-11-22T17:28:43Z`): the stamp of results and reports.
+pub fn now_utc() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 /// The standard envelope of a results document.
 pub fn envelope(experiment: &str, parameters: &impl Serialize, data: Value) -> Value {
     let mut doc = json!({
         "experiment": experiment,
-        "created_utc": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "created_utc": now_utc(),
         "schedlab": provenance(),
         "machine": MachineFacts::collect(),
         "parameters": parameters,

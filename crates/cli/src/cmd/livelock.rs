@@ -450,10 +450,6 @@ fn run_model(a: &ModelArgs) -> Result<()> {
             c
         }
     };
-    if a.preset == Preset::ThisMachine {
-        c.params.sz = a.sz;
-        c.params.perc_occup = a.perc_occup;
-    }
     if a.screend {
         c.screen = Some(mogul96_screend());
     }

@@ -123,8 +123,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     let scale = if a.quick { Scale::Quick } else { Scale::Full };
     let mut p = Params::for_scale(scale, std::env::current_exe()?);
-    p.policies = dedup(a.policy);
-    p.workloads = dedup(a.workload);
+    p.policies = units::unique(a.policy);
+    p.workloads = units::unique(a.workload);
     if let Some(procs) = a.procs {
         p.procs = procs;
     }
@@ -162,14 +162,4 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
         schedlab_os::signals::exit_like_signal();
     }
     Ok(())
-}
-
-fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
 }

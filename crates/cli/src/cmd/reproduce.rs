@@ -6,7 +6,7 @@ use crate::output;
 use crate::progress::Reporter;
 use anyhow::{bail, Context};
 use schedlab_lab::{registry, Experiment, RunContext, Scale};
-use schedlab_report::db::{Db, NewRun};
+use schedlab_report::db::{Db, NewRun, RunStatus};
 use schedlab_report::html::{self, NotRun, RunInfo};
 use schedlab_report::section::{Outcome, Section, Status, Table};
 use schedlab_report::shard::{self, Shard};
@@ -125,16 +125,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
 
-    let info = RunInfo {
-        created_utc: chrono_now(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        scale: scale_word(scale).into(),
-        version: schedlab_report::VERSION.into(),
-        commit: schedlab_report::GIT_COMMIT.into(),
-        machine: serde_json::to_value(schedlab_os::machine::MachineFacts::collect())?,
-        shard: args.shard.map(|s| s.to_string()),
-        db_path: Some(db_path.display().to_string()),
-    };
+    let info =
+        RunInfo::new(scale_word(scale).into(), args.shard.map(|s| s.to_string()), Some(db_path.display().to_string()));
     let numbers = schedlab_lab::seed_data::all();
     let write_report = |sections: &[Section], not_run: &[NotRun]| -> anyhow::Result<()> {
         let page = html::render(&html::Report { info: info.clone(), sections, not_run, seed_numbers: numbers });
@@ -160,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             format!(
                 "running since {} when this report was written; if reproduce is no longer running, it was killed \
                  (see `schedlab results list`)",
-                chrono_now()
+                schedlab_report::results::now_utc()
             ),
         );
         let rest = pending(i + 1, "pending: reproduce had not reached it yet");
@@ -254,16 +246,7 @@ fn not_run_entry(e: &dyn Experiment, reason: String) -> NotRun {
 }
 
 fn status_word(s: &Status) -> &'static str {
-    match s {
-        Status::Completed => "completed",
-        Status::Unsupported(_) => "unsupported",
-        Status::Failed(_) => "failed",
-        Status::Interrupted => "interrupted",
-    }
-}
-
-fn chrono_now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    RunStatus::of(s).0.as_str()
 }
 
 fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: bool) -> anyhow::Result<()> {

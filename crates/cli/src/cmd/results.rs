@@ -175,22 +175,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let db = Db::open_existing(&args.db)?;
             let latest = db.latest_sections()?;
             let sections: Vec<_> = latest.iter().map(|(_, s)| s.clone()).collect();
-            let info = RunInfo {
-                created_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-                command: std::env::args().collect::<Vec<_>>().join(" "),
-                scale: latest
-                    .iter()
-                    .map(|(r, _)| r.scale.clone())
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                version: schedlab_report::VERSION.into(),
-                commit: schedlab_report::GIT_COMMIT.into(),
-                machine: serde_json::to_value(schedlab_os::machine::MachineFacts::collect())?,
-                shard: None,
-                db_path: Some(args.db.display().to_string()),
-            };
+            let scales: std::collections::BTreeSet<_> = latest.iter().map(|(r, _)| r.scale.clone()).collect();
+            let info = RunInfo::new(
+                scales.into_iter().collect::<Vec<_>>().join(", "),
+                None,
+                Some(args.db.display().to_string()),
+            );
             let page = html::render(&html::Report {
                 info,
                 sections: &sections,

@@ -387,11 +387,7 @@ fn bench(a: BenchArgs) -> Result<()> {
     let quiet = NoisyOrQuiet(std::io::stderr().is_terminal());
     let ctx = RunContext { scale, out_root: a.out.clone(), progress: &quiet };
     let section = run_and_write(&p, queue_params(scale), &ctx).context("taskman bench")?;
-    if a.json {
-        output::print_json(&section.data)?;
-    } else {
-        output::print_section(&section);
-    }
+    output::emit(&section, a.json)?;
     if schedlab_os::signals::stop_requested() {
         schedlab_os::signals::exit_like_signal();
     }

@@ -163,8 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
-    let mut queues = a.queues.clone();
-    queues.dedup();
+    let queues = units::unique(a.queues.clone());
     let p = reproduce::Params {
         tick_ns: a.tick.as_nanos() as u64,
         tick_mode: a.tick_mode,
@@ -199,7 +198,12 @@ fn run_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
 }
 
 fn run_scale(a: ScaleArgs) -> anyhow::Result<()> {
-    let p = scale::Params { max_n: a.max_n as usize, budget_s: a.budget.as_secs_f64(), queues: a.queues, seed: 0 };
+    let p = scale::Params {
+        max_n: a.max_n as usize,
+        budget_s: a.budget.as_secs_f64(),
+        queues: units::unique(a.queues),
+        seed: 0,
+    };
     schedlab_os::signals::install_stop_handler();
     let o = scale::run(&p, &|what| eprintln!("schedlab: measuring {what}"))?;
     let dir = RunDir::create(&a.out, "timers-scale")?;
