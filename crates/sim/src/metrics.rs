@@ -5,6 +5,7 @@
 use crate::engine::TaskResult;
 use crate::policy::Time;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Whole-run metrics. Times in ns, rates per second, fractions in 0..=1.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,14 +93,6 @@ impl TaskSums {
     }
 }
 
-/// Σ cpu and Σ cpu² (exact) of the tasks of one weight, for Jain's index.
-#[derive(Debug, Clone, Copy)]
-struct WeightSums {
-    weight: u64,
-    cpu: u128,
-    cpu_sq: u128,
-}
-
 /// Feeds [`Overall`] one task at a time, in any order, keeping O(distinct weights) memory:
 /// sums are exact integers, so the result does not depend on the order tasks finish in.
 #[derive(Debug, Clone, Default)]
@@ -117,8 +110,8 @@ pub struct Accum {
     pre: u64,
     mig: u64,
     miss: u64,
-    /// Per distinct weight (at least 1): exact sums of CPU time and its square.
-    by_weight: Vec<WeightSums>,
+    /// Per distinct weight (at least 1): exact (Σ cpu, Σ cpu²), for Jain's index.
+    by_weight: BTreeMap<u64, (u128, u128)>,
     /// The tasks with the smallest and largest CPU time per unit weight, as (cpu, weight).
     share_min: Option<(u64, u32)>,
     share_max: Option<(u64, u32)>,
@@ -164,13 +157,9 @@ impl Accum {
     fn add_share(&mut self, cpu: u64, weight: u32) {
         let w = weight.max(1) as u64;
         let c = cpu as u128;
-        match self.by_weight.iter_mut().find(|s| s.weight == w) {
-            Some(s) => {
-                s.cpu += c;
-                s.cpu_sq += c * c;
-            }
-            None => self.by_weight.push(WeightSums { weight: w, cpu: c, cpu_sq: c * c }),
-        }
+        let sums = self.by_weight.entry(w).or_default();
+        sums.0 += c;
+        sums.1 += c * c;
         if weight == 0 {
             self.zero_weight_ran |= cpu > 0;
             return;
@@ -185,16 +174,15 @@ impl Accum {
     }
 
     /// The overall metrics of a run that ended at `end` on `cpus` CPUs.
-    pub fn finish(mut self, cpus: usize, end: Time) -> Overall {
+    pub fn finish(self, cpus: usize, end: Time) -> Overall {
         let makespan = end;
         let (cpu_total, w_total) = (self.cpu_total, self.w_total as f64);
         // Jain's index of x = cpu / weight: Σx and Σx² from the exact sums per weight.
-        self.by_weight.sort_by_key(|s| s.weight);
         let (mut jsum, mut jsq) = (0.0f64, 0.0f64);
-        for s in &self.by_weight {
-            let w = s.weight as f64;
-            jsum += s.cpu as f64 / w;
-            jsq += s.cpu_sq as f64 / (w * w);
+        for (&w, &(cpu, cpu_sq)) in &self.by_weight {
+            let w = w as f64;
+            jsum += cpu as f64 / w;
+            jsq += cpu_sq as f64 / (w * w);
         }
         // |share / expected − 1| grows with |cpu/weight − Σcpu/Σweight|, so its maximum is at
         // the task with the smallest or the largest CPU time per unit weight.

@@ -80,11 +80,6 @@ impl TaskView<'_> {
     pub fn new(id: TaskId) -> TaskView<'static> {
         TaskView { id, weight: 1, ..Default::default() }
     }
-
-    /// True if the task may run on `cpu`.
-    pub fn allowed_on(&self, cpu: CpuId) -> bool {
-        self.affinity.is_none_or(|cpus| cpus.contains(&cpu))
-    }
 }
 
 /// The policy's answer to `pick_next`: which task runs, and for how long at most.

@@ -73,11 +73,6 @@ impl TaskSpec {
     pub fn cpu(name: &str, arrival: Time, burst: Dur) -> Self {
         TaskSpec { name: name.into(), arrival, bursts: vec![burst], weight: 1, jobs: 1, ..Default::default() }
     }
-
-    /// Total CPU demand of one job.
-    pub fn cpu_demand(&self) -> Dur {
-        self.bursts.iter().step_by(2).sum()
-    }
 }
 
 /// A workload: tasks and, optionally, the number of CPUs it was written for.

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use schedlab_os::cgroup::{CpuController, CpuGroupSet};
 use schedlab_os::sched::{self, SchedParams};
 use schedlab_os::{affinity, clock, signals};
+use schedlab_sim::policies::cfs::NICE_TO_WEIGHT;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -38,12 +39,6 @@ impl Kernel {
 /// Total SCHED_DEADLINE bandwidth given to the tasks (fraction of one CPU; admission control
 /// allows at most sched_rt_runtime/sched_rt_period = 95% per CPU).
 pub const DEADLINE_BANDWIDTH: f64 = 0.9;
-
-/// The CFS weight of each nice value −20..=19 (kernel/sched/core.c sched_prio_to_weight).
-pub const NICE_TO_WEIGHT: [u64; 40] = [
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
-    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
-];
 
 /// Nice values whose CFS weights best match `weights` (the largest weight gets nice −20).
 pub fn nice_for(weights: &[u32]) -> Vec<i32> {

@@ -1,6 +1,6 @@
 //! Run-queue building blocks shared by the policies: per-task tables indexed by [`TaskId`],
 //! remembered CPU affinity, a FIFO queue and a key-ordered queue (a red-black tree in Linux;
-//! a `BTreeSet` here) that both skip tasks not allowed on the picking CPU.
+//! a binary heap with lazy deletion here) that both skip tasks not allowed on the picking CPU.
 
 use crate::policy::{CpuId, EnqueueReason, TaskId, TaskView};
 use std::cmp::Reverse;
@@ -80,11 +80,6 @@ impl Affinity {
         }
     }
 
-    /// The remembered CPU list of `t` (None = any).
-    pub fn mask(&self, t: TaskId) -> Option<Vec<CpuId>> {
-        self.masks.get(t).cloned().flatten()
-    }
-
     /// May `t` run on `cpu`?
     #[inline]
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
@@ -110,6 +105,17 @@ impl Fifo {
     pub fn push_front(&mut self, t: &TaskView) {
         self.affinity.note(t);
         self.q.push_front(t.id);
+    }
+
+    /// Queue `t` as Linux's `enqueue_task` does: a pre-empted task goes back to the head, any
+    /// other runnable task to the tail.
+    #[inline]
+    pub fn enqueue(&mut self, t: &TaskView, why: EnqueueReason) {
+        if why == EnqueueReason::Preempted {
+            self.push_front(t);
+        } else {
+            self.push_back(t);
+        }
     }
 
     /// Remove and return the first task allowed on `cpu`.
@@ -283,13 +289,6 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
     /// The queued key of `t`.
     pub fn key_of(&self, t: TaskId) -> Option<K> {
         self.entry.get_ref(t).copied().flatten().map(|e| e.0)
-    }
-
-    /// Queued tasks in queue order (key, then first come).
-    pub fn iter(&self) -> impl Iterator<Item = (TaskId, K)> + '_ {
-        let mut v: Vec<(K, i64, TaskId)> = self.heap.iter().map(|Reverse(e)| *e).filter(|e| self.live(e)).collect();
-        v.sort();
-        v.into_iter().map(|(k, _, t)| (t, k))
     }
 
     pub fn len(&self) -> usize {

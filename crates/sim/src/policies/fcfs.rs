@@ -21,11 +21,7 @@ impl Policy for Fcfs {
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task);
-        } else {
-            self.q.push_back(task);
-        }
+        self.q.enqueue(task, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

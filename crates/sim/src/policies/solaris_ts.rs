@@ -88,11 +88,7 @@ impl Policy for SolarisTs {
         }
         self.level.set(t, level);
         self.watch.note(t, now);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, 59 - level);
-        } else {
-            self.q.push(task, 59 - level);
-        }
+        self.q.enqueue(task, 59 - level, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {

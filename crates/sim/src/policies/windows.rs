@@ -87,11 +87,7 @@ impl Policy for Windows {
         }
         self.dynamic.set(t, d);
         self.watch.note(t, now);
-        if why == EnqueueReason::Preempted {
-            self.q.push_front(task, 31 - d);
-        } else {
-            self.q.push(task, 31 - d);
-        }
+        self.q.enqueue(task, 31 - d, why);
     }
 
     fn dequeue(&mut self, task: TaskId) {
