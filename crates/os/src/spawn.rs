@@ -4,8 +4,10 @@
 //! pins itself to its CPUs, sets its scheduling policy with sched_setattr(2) (SCHED_DEADLINE
 //! can only be entered this way, so posix_spawn's POSIX_SPAWN_SETSCHEDULER is not enough),
 //! reports "ready" on a pipe and then blocks reading the *gate* pipe. [`HeldBatch::release`]
-//! closes the gate's write end, so every waiting child sees end-of-file at the same moment
-//! and execs. Children are reaped one by one with wait4(2), which returns each child's own
+//! writes one byte per child into the gate in one write, so every waiting child wakes at the
+//! same moment and execs. A child that reads end-of-file instead (the batch was dropped, or
+//! the harness was killed before releasing) exits without starting its program, so a
+//! SIGKILLed harness never leaves unsupervised real-time children running. Children are reaped one by one with wait4(2), which returns each child's own
 //! rusage. Dropping a [`HeldBatch`] kills (SIGKILL) and reaps every child still alive, so an
 //! error, a panic or a stop signal never leaves children behind.
 //!
@@ -322,12 +324,12 @@ impl HeldBatch {
         libc::write(self.report_w.as_raw_fd(), msg.as_ptr().cast(), MSG);
         let mut byte = 0u8;
         loop {
-            let n = libc::read(self.gate_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
-            if n == 0 {
-                break;
-            }
-            if n < 0 && *libc::__errno_location() != libc::EINTR {
-                fail(Step::Gate);
+            match libc::read(self.gate_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) {
+                1 => break,
+                // Never released: the batch was dropped or the harness died.
+                0 => libc::_exit(126),
+                _ if *libc::__errno_location() == libc::EINTR => {}
+                _ => fail(Step::Gate),
             }
         }
         // Start the program with default dispositions for the signals the harness handles
@@ -420,7 +422,12 @@ impl HeldBatch {
         // Read the clock first: closing the gate wakes every child, and children that outrank
         // the caller (SCHED_DEADLINE beats any RT priority) may run before it gets the CPU back.
         let t = crate::clock::monotonic_ns();
-        self.gate_w = None;
+        if let Some(gate) = self.gate_w.take() {
+            // One byte per child, in one write (a pipe holds 64 KiB; beyond that the write
+            // completes as children take theirs). A failed write leaves the rest to EOF: they exit.
+            let go = vec![1u8; self.pids.len()];
+            let _ = std::io::Write::write_all(&mut std::fs::File::from(gate), &go);
+        }
         self.released_ns = Some(t);
         t
     }
@@ -724,6 +731,37 @@ mod tests {
             let alive = unsafe { libc::kill(pid, 0) } == 0;
             assert!(!alive, "child {pid} survived the batch");
         }
+    }
+
+    #[test]
+    fn children_of_a_killed_harness_never_start() {
+        const HELPER: &str = "SCHEDLAB_TEST_ORPHAN_DIR";
+        if let Ok(dir) = std::env::var(HELPER) {
+            // The helper process: hold three children that would each leave a file, then die
+            // without releasing or dropping the batch, as under SIGKILL.
+            let spec = ChildSpec { args: vec!["-c".into(), format!("touch {dir}/started.$$")], ..true_spec() };
+            let mut b = HeldBatch::new(spec).unwrap();
+            for _ in 0..3 {
+                b.spawn_one().unwrap();
+            }
+            b.wait_ready(Duration::from_secs(10)).unwrap();
+            // SAFETY: ends this helper process at once, running no destructor.
+            unsafe { libc::_exit(0) };
+        }
+        let dir = std::env::temp_dir().join(format!("schedlab-orphan-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "spawn::tests::children_of_a_killed_harness_never_start", "--test-threads=1"])
+            .env(HELPER, &dir)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "helper failed: {status}");
+        // A child that started would have created its file within milliseconds.
+        std::thread::sleep(Duration::from_millis(500));
+        let started = std::fs::read_dir(&dir).unwrap().count();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(started, 0, "children of a dead harness started their program");
     }
 
     #[test]
