@@ -121,6 +121,21 @@ impl Instance {
             .map_err(|e| OsError::from_io(format!("writing '{value}' to {}", path.display()), e))
     }
 
+    /// Remove instances named `<prefix><pid>` whose process is gone: what a run killed with
+    /// SIGKILL left behind (still recording into its buffer). Returns how many were removed.
+    pub fn remove_orphans(fs: &TraceFs, prefix: &str) -> usize {
+        let Ok(entries) = std::fs::read_dir(fs.root.join("instances")) else { return 0 };
+        let mut removed = 0;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_prefix(prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if !Path::new(&format!("/proc/{pid}")).exists() && remove_instance_dir(&e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     /// The instance directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -150,12 +165,17 @@ impl Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        let _ = self.write("tracing_on", "0");
-        let _ = self.write("events/sched/sched_switch/enable", "0");
-        if let Err(e) = std::fs::remove_dir(&self.dir) {
+        if let Err(e) = remove_instance_dir(&self.dir) {
             eprintln!("schedlab: could not remove trace instance {} ({e}); rmdir it by hand", self.dir.display());
         }
     }
+}
+
+/// Stop an instance recording and remove it.
+fn remove_instance_dir(dir: &Path) -> std::io::Result<()> {
+    let _ = std::fs::write(dir.join("tracing_on"), "0");
+    let _ = std::fs::write(dir.join("events/sched/sched_switch/enable"), "0");
+    std::fs::remove_dir(dir)
 }
 
 /// Parse one line of the text `trace` file, e.g.
@@ -211,6 +231,25 @@ mod tests {
         assert_eq!((e.next_comm.as_str(), e.next_pid, e.next_prio), ("schedlab", 4242, 49));
         assert!(parse_switch_line("# tracer: nop").is_none());
         assert!(parse_switch_line("  bash-1 [000] d..2. 1.5: sched_wakeup: comm=x pid=2").is_none());
+    }
+
+    #[test]
+    fn instances_of_dead_processes_are_removed_and_live_ones_kept() {
+        if !crate::is_root() {
+            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root; tracefs test skipped");
+            eprintln!("skipped: tracefs needs root");
+            return;
+        }
+        let fs = TraceFs::open().unwrap();
+        let prefix = format!("schedlab-orphan-test-{}-", std::process::id());
+        // Above any pid_max (at most 2^22), so no such process can exist.
+        let dead = Instance::create(&fs, &format!("{prefix}99999999"), 64).unwrap();
+        let dead_dir = dead.dir().to_path_buf();
+        std::mem::forget(dead);
+        let live = Instance::create(&fs, &format!("{prefix}{}", std::process::id()), 64).unwrap();
+        assert_eq!(Instance::remove_orphans(&fs, &prefix), 1);
+        assert!(!dead_dir.exists());
+        assert!(live.dir().exists());
     }
 
     #[test]

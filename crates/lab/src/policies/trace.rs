@@ -12,6 +12,9 @@ pub const MAX_BARS: usize = 3000;
 /// Per-CPU trace buffer.
 pub const BUFFER_KB: usize = 16 * 1024;
 
+/// Our instances are `instances/schedlab-policies-<pid>`.
+const INSTANCE_PREFIX: &str = "schedlab-policies-";
+
 /// The tracefs mount and our instance; the instance goes first when dropped, then the mount.
 pub struct Tracer {
     pub instance: Instance,
@@ -22,7 +25,11 @@ impl Tracer {
     /// Find or mount tracefs and create `instances/schedlab-policies-<pid>`.
     pub fn open() -> anyhow::Result<Self> {
         let fs = TraceFs::open()?;
-        let instance = Instance::create(&fs, &format!("schedlab-policies-{}", std::process::id()), BUFFER_KB)?;
+        let orphans = Instance::remove_orphans(&fs, INSTANCE_PREFIX);
+        if orphans > 0 {
+            eprintln!("schedlab: removed {orphans} trace instance(s) left by killed runs");
+        }
+        let instance = Instance::create(&fs, &format!("{INSTANCE_PREFIX}{}", std::process::id()), BUFFER_KB)?;
         Ok(Tracer { instance, fs })
     }
 }

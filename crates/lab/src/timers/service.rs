@@ -17,6 +17,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::Thread;
 use std::time::Duration;
 
+/// How long the ticker waits for every sleeper to ask before giving up.
+const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How the ticker waits for the next tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -154,9 +157,19 @@ impl SleepService {
     pub fn run_ticker(&self, expected: usize) -> anyhow::Result<TickerStats> {
         let _rt = self.rt_guard()?;
         {
+            // Bounded: a sleeper that failed before asking (e.g. could not take its real-time
+            // priority) would otherwise leave the ticker waiting for ever.
+            let deadline = std::time::Instant::now() + REGISTER_TIMEOUT;
             let mut g = self.inner.lock().unwrap();
             while g.registered < expected {
-                g = self.registered_cv.wait(g).unwrap();
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                anyhow::ensure!(
+                    !left.is_zero(),
+                    "only {} of {expected} sleepers asked to sleep within {} s",
+                    g.registered,
+                    REGISTER_TIMEOUT.as_secs()
+                );
+                g = self.registered_cv.wait_timeout(g, left).unwrap().0;
             }
         }
         let cpu0 = clock::thread_cpu_ns();

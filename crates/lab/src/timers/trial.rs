@@ -80,8 +80,15 @@ pub fn run_in_child(exe: &Path, spec: &TrialSpec, timeout: Duration) -> anyhow::
     // Poll with wait4 (not Child::wait) to get the child's own rusage; the report is a few kB,
     // well inside the pipe buffer, so the child never blocks on its stdout.
     let reaped = loop {
-        if let Some(r) = rusage::try_wait_pid(pid)? {
-            break r;
+        match rusage::try_wait_pid(pid) {
+            Ok(Some(r)) => break r,
+            Ok(None) => {}
+            Err(e) => {
+                // std's Child does not kill on drop: never leave the trial running.
+                let _ = child.kill();
+                let _ = rusage::wait_pid(pid);
+                return Err(e.into());
+            }
         }
         let now = clock::monotonic_ns();
         if now > deadline || schedlab_os::signals::stop_requested() {
