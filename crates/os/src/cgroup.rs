@@ -75,14 +75,6 @@ impl CpuController {
             CpuController::V1 { .. } => 262_144,
         }
     }
-
-    /// Short label for tables: `cpu.weight (v2)` / `cpu.shares (v1)`.
-    pub fn label(&self) -> String {
-        match self {
-            CpuController::V2 { .. } => "cpu.weight (v2)".into(),
-            CpuController::V1 { .. } => "cpu.shares (v1)".into(),
-        }
-    }
 }
 
 fn write(path: &Path, value: &str) -> OsResult<()> {

@@ -96,7 +96,6 @@ pub struct RestoreReport {
 #[must_use = "the IRQ masks are restored when the guard is dropped"]
 pub struct IrqSteering {
     dir: PathBuf,
-    target: Vec<usize>,
     /// IRQs we changed, with their old masks.
     moved: Vec<SavedMask>,
     /// Every mask as found, restored in full: an IRQ whose write reported an error may still
@@ -144,20 +143,7 @@ impl IrqSteering {
                 Err(e) => refused.push(Refusal { irq: s.irq, error: describe(&e) }),
             }
         }
-        Ok(IrqSteering {
-            dir: dir.to_path_buf(),
-            target: target.to_vec(),
-            moved,
-            saved,
-            refused,
-            _lock: lock,
-            restored: false,
-        })
-    }
-
-    /// The CPUs the IRQs now point at.
-    pub fn target(&self) -> &[usize] {
-        &self.target
+        Ok(IrqSteering { dir: dir.to_path_buf(), moved, saved, refused, _lock: lock, restored: false })
     }
 
     /// IRQs that were moved.

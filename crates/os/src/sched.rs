@@ -264,11 +264,6 @@ impl SchedGuard {
         set_sched(tid, new)?;
         Ok(SchedGuard { tid, saved })
     }
-
-    /// The parameters that will be put back.
-    pub fn saved(&self) -> &SchedParams {
-        &self.saved
-    }
 }
 
 impl Drop for SchedGuard {

@@ -126,7 +126,6 @@ pub struct HeldBatch {
     live: HashSet<i32>,
     ready: usize,
     failures: Vec<ChildFailure>,
-    released_ns: Option<u64>,
     partial: Vec<u8>,
 }
 
@@ -236,7 +235,6 @@ impl HeldBatch {
             live: HashSet::new(),
             ready: 0,
             failures: Vec::new(),
-            released_ns: None,
             partial: Vec::new(),
         })
     }
@@ -419,7 +417,7 @@ impl HeldBatch {
 
     /// Open the gate: every waiting child execs now. Returns the CLOCK_MONOTONIC time (ns).
     pub fn release(&mut self) -> u64 {
-        // Read the clock first: closing the gate wakes every child, and children that outrank
+        // Read the clock first: opening the gate wakes every child, and children that outrank
         // the caller (SCHED_DEADLINE beats any RT priority) may run before it gets the CPU back.
         let t = crate::clock::monotonic_ns();
         if let Some(gate) = self.gate_w.take() {
@@ -428,13 +426,7 @@ impl HeldBatch {
             let go = vec![1u8; self.pids.len()];
             let _ = std::io::Write::write_all(&mut std::fs::File::from(gate), &go);
         }
-        self.released_ns = Some(t);
         t
-    }
-
-    /// When the gate was opened.
-    pub fn released_ns(&self) -> Option<u64> {
-        self.released_ns
     }
 
     /// Sleep until a child may have exited (SIGCHLD), a handled signal arrives, or `max`

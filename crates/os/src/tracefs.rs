@@ -42,16 +42,6 @@ impl TraceFs {
         }
         Ok(TraceFs { root: TRACEFS.into(), mounted_by_us: true })
     }
-
-    /// The mount point in use.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// True when this process mounted it (and will unmount it).
-    pub fn mounted_by_us(&self) -> bool {
-        self.mounted_by_us
-    }
 }
 
 impl Drop for TraceFs {

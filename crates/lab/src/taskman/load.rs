@@ -95,11 +95,6 @@ pub struct LoadSet {
 }
 
 impl LoadSet {
-    /// An empty set (the "none" condition).
-    pub fn none() -> Self {
-        LoadSet { children: Vec::new(), load: Load::None, bytes_each: 0 }
-    }
-
     /// Start `count` load processes of `exe taskman load` working through `bytes_each` bytes,
     /// and wait until each has touched its memory.
     pub fn start(exe: &Path, load: Load, count: usize, bytes_each: u64, max_s: u64) -> Result<Self> {
