@@ -78,11 +78,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
     let policy: Box<dyn Policy> = match p.name.as_str() {
         "fcfs" | "fifo" => Box::new(Fcfs::new()),
         "rr" => Box::new(RoundRobin::new(p.time("quantum", 4.0)?)),
-        "cfs" => Box::new(Cfs::new(
-            p.time("latency", 6.0)?,
-            p.time("min_granularity", 0.75)?,
-            p.time("wakeup_granularity", 1.0)?,
-        )),
+        "cfs" => Box::new(cfs(&mut p)?),
         "wrr" => Box::new(WeightedRoundRobin::new(p.time("quantum", 10.0)?)),
         "sjf" => Box::new(Sjf::new()),
         "srtf" => Box::new(Srtf::new()),
@@ -119,9 +115,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         "freebsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
         "linux" => {
             let rr = p.time("rr_quantum", 100.0)?;
-            let cfs =
-                Cfs::new(p.time("latency", 6.0)?, p.time("min_granularity", 0.75)?, p.time("wakeup_granularity", 1.0)?);
-            Box::new(linux::linux(rr, cfs))
+            Box::new(linux::linux(rr, cfs(&mut p)?))
         }
         other => {
             let known: Vec<&str> = CATALOGUE.iter().map(|(s, _)| s.split(':').next().unwrap_or(s)).collect();
@@ -133,6 +127,12 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
 }
 
 /// `mlq:queues=fcfs+prio`: sub-specs joined by `+`, each `name/key=value/key=value`.
+/// CFS with its tunables (Linux defaults: latency 6 ms, min_granularity 0.75 ms,
+/// wakeup_granularity 1 ms); for `cfs` and the CFS class of `linux`.
+fn cfs(p: &mut Params) -> Result<Cfs, SpecError> {
+    Ok(Cfs::new(p.time("latency", 6.0)?, p.time("min_granularity", 0.75)?, p.time("wakeup_granularity", 1.0)?))
+}
+
 fn mlq(p: &mut Params) -> Result<Box<dyn Policy>, SpecError> {
     let list = p.string("queues").unwrap_or_else(|| "fcfs+prio".into());
     let mut queues = Vec::new();
