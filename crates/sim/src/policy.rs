@@ -9,8 +9,10 @@
 //! 3. When it stops running, the host calls [`Policy::charge`] with the CPU time it used, then
 //!    either enqueues it again (slice used up, pre-empted, yielded) or not (blocked, exited:
 //!    [`Policy::task_exit`]).
+//!    A picked task that cannot run after all (it blocks on a lock at once) is charged 0.
 //! 4. When a task is enqueued while others run, the host asks [`Policy::preempts`] for each
 //!    running task it could displace.
+//! 5. When a queued task's priority changes, the host calls [`Policy::requeue`].
 //!
 //! Policies request things of the host only through return values — never callbacks.
 
@@ -45,6 +47,10 @@ pub enum EnqueueReason {
     Yielded,
     /// Moved from another CPU's run queue.
     Migrated,
+    /// Taken out of its run queue and put back because its priority changed (priority
+    /// inheritance), as Linux's `ENQUEUE_RESTORE`: not a wake-up, so no wake-up bonus, and
+    /// what the policy keeps for the task (time left in its slice, vruntime, pass) stays.
+    Restored,
 }
 
 /// What a policy may know about a task. Hosts fill what they know; the rest stays default.
@@ -123,11 +129,20 @@ pub trait Policy: Send {
     fn queued(&self) -> usize;
 
     /// `prio_changed`: the **running** task's priority changed (priority inheritance raised or
-    /// restored it; `task.priority` is the new effective value). Queued tasks are dequeued and
-    /// enqueued again by the host instead, so only policies that remember the running task's
-    /// priority (for [`Policy::preempts`]) need this.
+    /// restored it; `task.priority` is the new effective value). Queued tasks go through
+    /// [`Policy::requeue`] instead, so only policies that remember the running task's priority
+    /// (for [`Policy::preempts`]) need this.
     fn prio_changed(&mut self, task: &TaskView, now: Time) {
         let _ = (task, now);
+    }
+
+    /// A **queued** task's effective priority changed (priority inheritance; `task.priority` is
+    /// the new value). The default takes it out and puts it back with
+    /// [`EnqueueReason::Restored`]; a policy whose order does not depend on priority keeps the
+    /// task where it is by doing nothing.
+    fn requeue(&mut self, task: &TaskView, now: Time) {
+        self.dequeue(task.id);
+        self.enqueue(task, EnqueueReason::Restored, now);
     }
 
     /// Simulate `workload` with this policy as the one global run queue (what

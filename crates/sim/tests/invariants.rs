@@ -1,14 +1,19 @@
 //! Property tests over random workloads, for every policy, with one global queue and with
 //! per-CPU queues: no task runs before its (job's) release or during its I/O; a CPU runs one
 //! task at a time and a task runs on one CPU at a time; every CPU burst is served exactly; no
-//! CPU idles while a runnable task allowed on it waits (every policy here is work-conserving).
+//! CPU idles while a runnable task allowed on it waits (every policy here is work-conserving);
+//! and the host keeps the policy call protocol (see `protocol`).
+
+mod protocol;
 
 use proptest::prelude::*;
+use protocol::Checked;
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::metrics;
 use schedlab_sim::policies::{by_spec, CATALOGUE};
 use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 const US: u64 = 1_000;
 
@@ -157,9 +162,12 @@ proptest! {
     fn every_policy_keeps_the_invariants((w, cpus, cost) in workload_strategy()) {
         for spec in specs() {
             let cfg = SimConfig { cpus, switch_cost: cost, check_invariants: true, ..SimConfig::default() };
-            let mut p = by_spec(&spec).unwrap();
-            let r = simulate(&w, p.as_mut(), &cfg);
+            let calls = Arc::new(Mutex::new(Vec::new()));
+            let mut p = Checked::new(by_spec(&spec).unwrap(), calls.clone());
+            let r = simulate(&w, &mut p, &cfg);
             prop_assert!(check(&w, &r).is_ok(), "{spec} (global, {cpus} CPUs): {}", check(&w, &r).unwrap_err());
+            prop_assert!(calls.lock().unwrap().is_empty(), "{spec} (global): protocol {:?}", calls.lock().unwrap());
+            prop_assert!(p.leftovers().is_empty(), "{spec} (global): left in the queue {:?}", p.leftovers());
             // The engine's running totals agree with the metrics of its own per-task records, and
             // a run without per-task records computes the same overall metrics.
             prop_assert_eq!(&r.overall, &metrics::overall(&r.tasks, cpus, r.overall.makespan));
@@ -167,9 +175,11 @@ proptest! {
             let lean = simulate(&w, p.as_mut(), &SimConfig { task_results: false, ..cfg.clone() });
             prop_assert!(lean.tasks.is_empty());
             prop_assert_eq!((&lean.overall, lean.events), (&r.overall, r.events));
-            let mut per: Vec<_> = (0..cpus).map(|_| by_spec(&spec).unwrap()).collect();
+            let mut per: Vec<Box<dyn schedlab_sim::Policy>> =
+                (0..cpus).map(|_| Box::new(Checked::new(by_spec(&spec).unwrap(), calls.clone())) as _).collect();
             let r = simulate_per_cpu(&w, &mut per, &cfg);
             prop_assert!(check(&w, &r).is_ok(), "{spec} (per-CPU, {cpus} CPUs): {}", check(&w, &r).unwrap_err());
+            prop_assert!(calls.lock().unwrap().is_empty(), "{spec} (per-CPU): protocol {:?}", calls.lock().unwrap());
         }
     }
 }

@@ -128,6 +128,30 @@ fn priority_inheritance_bounds_the_inversion() {
 }
 
 #[test]
+fn an_inherited_priority_preempts_on_the_holders_cpu() {
+    use schedlab_sim::engine::simulate_per_cpu;
+    use schedlab_sim::workload::LockUse;
+    let lock = vec![LockUse { name: "L".into(), burst: 0 }];
+    let on = |cpu: usize, t: TaskSpec| TaskSpec { affinity: Some(vec![cpu]), ..t };
+    let w = Workload {
+        cpus: Some(2),
+        tasks: vec![
+            // low takes the lock on CPU 0; medium pre-empts it there; high, on CPU 1, blocks on
+            // the lock and lends low its priority, which must displace medium on CPU 0 at once.
+            on(0, TaskSpec { priority: 3, locks: lock.clone(), ..TaskSpec::cpu("low", 0, 10 * MS) }),
+            on(0, TaskSpec { priority: 2, ..TaskSpec::cpu("medium", MS, 20 * MS) }),
+            on(1, TaskSpec { priority: 1, locks: lock, ..TaskSpec::cpu("high", 2 * MS, 3 * MS) }),
+        ],
+    };
+    let cfg = SimConfig { cpus: 2, ..SimConfig::default() };
+    let mut per: Vec<_> = (0..2).map(|_| by_spec("prio-preempt").unwrap()).collect();
+    let r = simulate_per_cpu(&w, &mut per, &cfg);
+    assert_eq!(r.tasks[0].finish, Some(11 * MS), "low resumes at 2 ms, when high blocks");
+    assert_eq!(r.tasks[2].finish, Some(14 * MS), "high gets the lock at 11 ms");
+    assert_eq!(r.tasks[1].finish, Some(30 * MS), "medium waits 2..11 ms");
+}
+
+#[test]
 fn context_switch_cost_is_paid_between_different_tasks() {
     let mut p = by_spec("fcfs").unwrap();
     let r = simulate(&classic(), p.as_mut(), &SimConfig { switch_cost: MS, ..SimConfig::default() });

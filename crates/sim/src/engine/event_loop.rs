@@ -37,6 +37,8 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
     pub(super) slices: Vec<Slice>,
     pub(super) blocked: Vec<Blocked>,
     events: u64,
+    /// Pre-emptions so far (the dispatcher notices those it caused).
+    preempt_stops: u64,
     idle_violations: u64,
     pub(super) now: Time,
     unfinished: usize,
@@ -73,6 +75,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             slices: Vec::new(),
             blocked: Vec::new(),
             events: 0,
+            preempt_stops: 0,
             idle_violations: 0,
             now: 0,
             unfinished: n,
@@ -321,7 +324,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
 
     /// If no CPU that may run the just-woken `t` is idle, pre-empt the first running task the
     /// policy says `t` should displace.
-    fn preempt_for(&mut self, t: TaskId) {
+    pub(super) fn preempt_for(&mut self, t: TaskId) {
         let now = self.now;
         let q = self.tasks[t].queue as usize;
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
@@ -334,6 +337,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         if let Some(c) = victim {
             let r = self.cpus[c].running.expect("running");
             self.tasks[r].preemptions += 1;
+            self.preempt_stops += 1;
             self.stop(c, EnqueueReason::Preempted);
         }
     }
@@ -379,6 +383,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             return;
         }
         if self.locks.is_some() {
+            // No longer running: dropping its inherited priority is no business of the policy.
+            self.tasks[t].phase = Phase::Stopped;
             self.release_locks(t);
         }
         let spec = &self.w.tasks[t];
@@ -426,10 +432,19 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             }
             return;
         }
-        for c in 0..self.cpus.len() {
+        // Picking can pre-empt a CPU already passed over (a task blocked on a lock raised its
+        // holder's priority): start over until a pass pre-empts nothing.
+        let mut c = 0;
+        while c < self.cpus.len() {
             if self.cpus[c].running.is_none() {
+                let before = self.preempt_stops;
                 self.dispatch(c);
+                if self.preempt_stops != before {
+                    c = 0;
+                    continue;
+                }
             }
+            c += 1;
         }
     }
 

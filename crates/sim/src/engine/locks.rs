@@ -56,7 +56,8 @@ impl<P: Policy + ?Sized> Engine<'_, '_, P> {
         self.locks.as_mut().expect("the run has locks")
     }
 
-    /// Take every lock the task's current CPU burst needs; false = it blocked on one.
+    /// Take every lock the just-picked task's current CPU burst needs; false = it blocked on
+    /// one, and was charged 0 (the policy may count a picked task as running).
     pub(super) fn acquire_locks(&mut self, t: TaskId) -> bool {
         let cpu_burst = self.tasks[t].burst_idx as usize / 2;
         let now = self.now;
@@ -77,6 +78,8 @@ impl<P: Policy + ?Sized> Engine<'_, '_, P> {
                     ts.waiting += now - ts.since;
                     ts.phase = Phase::LockWait;
                     ts.since = now;
+                    let q = ts.queue as usize;
+                    self.queues[q].charge(t, 0, now);
                     if self.cfg.priority_inheritance {
                         self.refresh_priority(h, 0);
                     }
@@ -129,17 +132,22 @@ impl<P: Policy + ?Sized> Engine<'_, '_, P> {
                 p = p.min(self.tasks[w].priority);
             }
         }
-        if p == self.tasks[t].priority {
+        let old = self.tasks[t].priority;
+        if p == old {
             return;
         }
         self.tasks[t].priority = p;
         let now = self.now;
         match self.tasks[t].phase {
             Phase::Ready => {
+                // Same run queue; not a wake-up. Raised, it may displace a running task (as
+                // Linux's `prio_changed` does).
                 let q = self.tasks[t].queue as usize;
-                self.queues[q].dequeue(t);
-                self.forget_member(t);
-                self.enqueue(t, EnqueueReason::Woken);
+                let view = self.view(t);
+                self.queues[q].requeue(&view, now);
+                if p < old {
+                    self.preempt_for(t);
+                }
             }
             Phase::Running => {
                 let q = self.tasks[t].queue as usize;

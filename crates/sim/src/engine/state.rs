@@ -16,6 +16,8 @@ pub(super) enum Phase {
     NotArrived,
     Ready,
     Running,
+    /// Its CPU burst just ended; what comes next (I/O, sleep, exit) is not set yet.
+    Stopped,
     Io,
     LockWait,
     Sleeping,

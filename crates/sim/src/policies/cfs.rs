@@ -145,6 +145,9 @@ impl Policy for Cfs {
         }
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         let (t, vr) = self.tree.pop(cpu)?;
         self.min_vruntime = self.min_vruntime.max(self.tree.min_key().map_or(vr, |m| m.min(vr)));

@@ -30,6 +30,9 @@ impl Policy for Edf {
         self.q.remove(task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let (task, d) = self.q.pop(cpu)?;
         self.running_deadline.set(task, d);

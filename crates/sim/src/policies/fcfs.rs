@@ -28,6 +28,9 @@ impl Policy for Fcfs {
         self.q.remove(task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         self.q.pop(cpu).map(|task| Pick { task, slice: None })
     }

@@ -44,6 +44,9 @@ impl Policy for Lottery {
         self.queue.retain(|&(t, _)| t != task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let total: u64 = self.queue.iter().filter(|(t, _)| self.affinity.allowed(*t, cpu)).map(|(_, w)| w).sum();
         if total == 0 {

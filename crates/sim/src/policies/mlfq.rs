@@ -103,6 +103,9 @@ impl Policy for Mlfq {
         }
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         self.maybe_boost(now);
         for l in 0..self.levels.len() {

@@ -33,7 +33,11 @@ impl Policy for RoundRobin {
         if why == EnqueueReason::Preempted && quota.0 > 0 {
             self.q.push_front(task);
         } else {
-            quota.0 = 0;
+            // A restored task keeps what is left of its quantum (reached only inside `mlq`,
+            // whose queue choice depends on priority).
+            if why != EnqueueReason::Restored {
+                quota.0 = 0;
+            }
             self.q.push_back(task);
         }
     }
@@ -42,6 +46,9 @@ impl Policy for RoundRobin {
     fn dequeue(&mut self, task: TaskId) {
         self.q.remove(task);
     }
+
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
     #[inline]
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {

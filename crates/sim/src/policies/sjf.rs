@@ -29,6 +29,9 @@ impl Policy for Sjf {
         self.q.remove(task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         self.q.pop(cpu).map(|(task, _)| Pick { task, slice: None })
     }

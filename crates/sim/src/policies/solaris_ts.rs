@@ -142,4 +142,19 @@ mod tests {
         assert_eq!(p.level.get(0), 51);
         assert_eq!(p.pick_next(0, 0).unwrap().slice, Some(20 * MS));
     }
+
+    #[test]
+    fn an_inherited_priority_is_a_floor_not_a_wake_up() {
+        let mut p = SolarisTs::new();
+        p.enqueue(&TaskView { priority: 2, ..TaskView::new(0) }, EnqueueReason::New, 0);
+        p.pick_next(0, 0);
+        p.enqueue(&TaskView { priority: 2, ..TaskView::new(0) }, EnqueueReason::SliceExpired, 0);
+        let expired = p.level.get(0);
+        // Boosted to priority 1 while queued: the level rises to that priority's, no further
+        // (a wake-up would lift it to slpret, 50+).
+        p.requeue(&TaskView { priority: 1, ..TaskView::new(0) }, 0);
+        assert_eq!(p.level.get(0), expired.max(level_of_priority(1)));
+        assert!(p.level.get(0) < 50);
+        assert_eq!(p.queued(), 1);
+    }
 }

@@ -50,6 +50,9 @@ impl Policy for Stride {
         self.q.remove(task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let (task, pass) = self.q.pop(cpu)?;
         self.global_pass = self.global_pass.max(pass);

@@ -70,7 +70,7 @@ impl Policy for Windows {
         let base = self.base.get(t);
         let mut d = self.dynamic.get(t);
         if !rt {
-            if self.starved_boost.get(t) {
+            if self.starved_boost.get(t) && why != EnqueueReason::Restored {
                 // The anti-starvation boost lasts one run, then the task falls back to its base.
                 self.starved_boost.set(t, false);
                 d = base;
@@ -153,6 +153,15 @@ mod tests {
         p.pick_next(0, 0);
         p.enqueue(&TaskView::new(0), EnqueueReason::SliceExpired, 0);
         assert_eq!(p.dynamic.get(0), 8);
+    }
+
+    #[test]
+    fn a_priority_change_while_queued_is_not_a_wake_up() {
+        let mut p = Windows::new(30_000_000, 2, 4_000_000_000);
+        p.enqueue(&TaskView::new(0), EnqueueReason::New, 0);
+        p.requeue(&TaskView::new(0), 0);
+        assert_eq!(p.dynamic.get(0), 8, "no wake-up boost");
+        assert_eq!(p.queued(), 1);
     }
 
     #[test]

@@ -49,6 +49,9 @@ impl Policy for WeightedRoundRobin {
         self.queue.retain(|&t| t != task);
     }
 
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let pos = self.queue.iter().position(|t| self.affinity.get(t).is_none_or(|cpus| cpus.contains(&cpu)))?;
         let task = self.queue.remove(pos)?;
