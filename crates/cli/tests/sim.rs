@@ -158,3 +158,30 @@ fn bench_reports_events_per_second() {
         assert_eq!(p[0]["avg_turnaround_ms"], p[1]["avg_turnaround_ms"]);
     }
 }
+
+#[test]
+fn bench_runs_the_simpy_peer_on_the_same_tasks() {
+    let has_simpy = Command::new("python3").args(["-c", "import simpy"]).status().is_ok_and(|s| s.success());
+    if !has_simpy {
+        // scripts/setup.sh installs SimPy, and CI runs it: there the peer must be present.
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "SimPy is missing on CI (scripts/setup.sh installs it)");
+        eprintln!("skipping: python3 cannot import simpy");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/sim/simpy_rr.py");
+    let args = ["sim", "bench", "--tasks", "2000", "--repeat", "2", "--policy", "rr:quantum=2", "--simpy"];
+    let o = schedlab(&[&args[..], &["--simpy-script", script, "--json"]].concat(), d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let simpy = rows.iter().find(|r| r["engine"] == "simpy").expect("a SimPy row");
+    let ours = rows.iter().find(|r| r["engine"] == "schedlab" && r["output"] == "overall").unwrap();
+    // The same model on the same tasks: the same events and the same turnaround.
+    assert_eq!(simpy["events"], ours["events"]);
+    let (a, b) = (simpy["avg_turnaround_ms"].as_f64().unwrap(), ours["avg_turnaround_ms"].as_f64().unwrap());
+    assert!((a / b - 1.0).abs() < 1e-9, "SimPy {a} ms vs schedlab {b} ms");
+    let ratio = doc["simpy_wall_time_ratio"]["overall"].as_f64().unwrap();
+    let expect = simpy["seconds"].as_f64().unwrap() / ours["seconds"].as_f64().unwrap();
+    assert!((ratio - expect).abs() < 1e-9 * expect, "ratio {ratio} vs {expect}");
+}

@@ -120,6 +120,12 @@ pub trait Policy: Send {
         false
     }
 
+    /// False if [`Policy::preempts`] is always false: the host then skips the pre-emption check
+    /// on every arrival and wake-up. Keep the default when overriding `preempts`.
+    fn may_preempt(&self) -> bool {
+        true
+    }
+
     /// The task exited: forget any per-task state.
     fn task_exit(&mut self, task: TaskId) {
         let _ = task;

@@ -124,8 +124,8 @@ pub struct WrrArgs {
 ///
 /// The workload: Poisson arrivals at 180/s, exponential CPU bursts of mean 5 ms (load 0.9), 1 CPU.
 ///
-/// With --simpy, the same tasks also run through bench/sim/simpy_rr.py (SimPy round robin) and
-/// the ratio is printed. Take numbers on a quiet machine (e.g. under
+/// With --simpy, the same tasks also run through bench/sim/simpy_rr.py (SimPy round robin),
+/// --repeat times as well (best time kept on both sides), and the ratio is printed. Take numbers on a quiet machine (e.g. under
 /// `flock /tmp/schedlab-measure.lock`).
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -135,7 +135,7 @@ pub struct BenchArgs {
     /// Policies to time (default: rr:quantum=2 and cfs).
     #[arg(long = "policy")]
     policies: Vec<String>,
-    /// Repeats per policy; the best time is kept.
+    /// Repeats per policy (and of the SimPy model); the best time is kept.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
     /// Also run the SimPy model of the first rr policy and print the ratio.
@@ -281,7 +281,8 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     let tmp = schedlab_report::results::RunDir::create(&a.out, "sim-bench")?;
     if a.simpy {
         eprintln!("running the SimPy model …");
-        rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, rr_quantum.expect("checked"), tmp.path())?);
+        let quantum = rr_quantum.expect("checked");
+        rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, quantum, a.repeat, tmp.path())?);
     }
     let mut t = Table::new(
         format!("{} tasks, Poisson arrivals 180/s, exponential bursts mean 5 ms (load 0.9), 1 CPU", a.tasks),

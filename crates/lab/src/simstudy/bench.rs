@@ -92,8 +92,9 @@ pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run the SimPy round-robin model on the same tasks.
-pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, dir: &Path) -> Result<Row> {
+/// Run the SimPy round-robin model on the same tasks, `repeat` times; keep the best time (as
+/// [`run`] does for schedlab, so both sides are timed alike).
+pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, repeat: usize, dir: &Path) -> Result<Row> {
     if !script.exists() {
         bail!("SimPy script {} not found: run from the repository root or pass --simpy-script", script.display());
     }
@@ -103,6 +104,7 @@ pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, dir
         .arg(script)
         .arg(&csv)
         .arg(quantum_ns.to_string())
+        .arg(repeat.max(1).to_string())
         .output()
         .with_context(|| format!("running {python} {}", script.display()))?;
     if !out.status.success() {

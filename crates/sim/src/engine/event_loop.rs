@@ -327,6 +327,9 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     pub(super) fn preempt_for(&mut self, t: TaskId) {
         let now = self.now;
         let q = self.tasks[t].queue as usize;
+        if !self.queues[q].may_preempt() {
+            return;
+        }
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
         if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
             return;

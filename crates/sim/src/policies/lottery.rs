@@ -47,6 +47,12 @@ impl Policy for Lottery {
     /// The order does not depend on priority: a priority change leaves the task in place.
     fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
+    /// Never pre-empts: a running task keeps the CPU until its slice or burst ends.
+    #[inline]
+    fn may_preempt(&self) -> bool {
+        false
+    }
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let total: u64 = self.queue.iter().filter(|(t, _)| self.affinity.allowed(*t, cpu)).map(|(_, w)| w).sum();
         if total == 0 {

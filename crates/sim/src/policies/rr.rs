@@ -50,6 +50,12 @@ impl Policy for RoundRobin {
     /// The order does not depend on priority: a priority change leaves the task in place.
     fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
+    /// Never pre-empts: a running task keeps the CPU until its slice or burst ends.
+    #[inline]
+    fn may_preempt(&self) -> bool {
+        false
+    }
+
     #[inline]
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let task = self.q.pop(cpu)?;

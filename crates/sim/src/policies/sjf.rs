@@ -32,6 +32,12 @@ impl Policy for Sjf {
     /// The order does not depend on priority: a priority change leaves the task in place.
     fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
+    /// Never pre-empts: a running task keeps the CPU until its slice or burst ends.
+    #[inline]
+    fn may_preempt(&self) -> bool {
+        false
+    }
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         self.q.pop(cpu).map(|(task, _)| Pick { task, slice: None })
     }

@@ -52,6 +52,12 @@ impl Policy for WeightedRoundRobin {
     /// The order does not depend on priority: a priority change leaves the task in place.
     fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
+    /// Never pre-empts: a running task keeps the CPU until its slice or burst ends.
+    #[inline]
+    fn may_preempt(&self) -> bool {
+        false
+    }
+
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let pos = self.queue.iter().position(|t| self.affinity.get(t).is_none_or(|cpus| cpus.contains(&cpu)))?;
         let task = self.queue.remove(pos)?;
