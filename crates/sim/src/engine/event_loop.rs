@@ -12,7 +12,9 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
-pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
+/// `ONE_CPU`: compiled for one CPU and one queue (the common case in sweeps), so the loops over
+/// CPUs on every event become straight code.
+pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> {
     pub(super) w: &'w Workload,
     pub(super) cfg: SimConfig,
     pub(super) queues: Vec<&'p mut P>,
@@ -44,8 +46,9 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
     unfinished: usize,
 }
 
-impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
+impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU> {
     pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig) -> Self {
+        assert!(!ONE_CPU || (cfg.cpus == 1 && queues.len() == 1), "the one-CPU engine needs one CPU and one queue");
         let sorted = sorted_by_arrival(&w.tasks);
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
@@ -84,6 +87,16 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         e
     }
 
+    /// Number of CPUs (a constant in the one-CPU engine).
+    #[inline(always)]
+    fn cpu_count(&self) -> usize {
+        if ONE_CPU {
+            1
+        } else {
+            self.cpus.len()
+        }
+    }
+
     /// What the policy may know about `t` (a few loads and stores; nothing is cloned).
     #[inline]
     pub(super) fn view(&self, t: TaskId) -> TaskView<'w> {
@@ -111,7 +124,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         // Stop at the first instant past the horizon, or when nothing is left (Time::MAX).
         let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
-            let next_stop = self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE);
+            let next_stop =
+                if ONE_CPU { self.cpus[0].stop_at } else { self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE) };
             let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX)).min(next_stop);
             if t >= stop_at {
                 break;
@@ -174,7 +188,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     /// The CPU whose live stop is due at `t` and was set first.
     #[inline]
     fn due_cpu(&self, t: Time) -> Option<CpuId> {
-        if self.cpus.len() == 1 {
+        if self.cpu_count() == 1 {
             return (self.cpus[0].stop_at == t).then_some(0);
         }
         (0..self.cpus.len()).filter(|&c| self.cpus[c].stop_at == t).min_by_key(|&c| self.cpus[c].stop_seq)
@@ -331,10 +345,10 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             return;
         }
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
-        if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
+        if (0..self.cpu_count()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
             return;
         }
-        let victim = (0..self.cpus.len()).find(|&c| {
+        let victim = (0..self.cpu_count()).find(|&c| {
             serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
         });
         if let Some(c) = victim {
@@ -426,7 +440,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             // The common case, kept small for the compiler: one global queue, no locks to take,
             // so a picked task simply runs.
             let now = self.now;
-            for c in 0..self.cpus.len() {
+            for c in 0..self.cpu_count() {
                 if self.cpus[c].running.is_none() {
                     if let Some(pick) = self.queues[0].pick_next(c, now) {
                         self.start(c, pick.task, pick.slice);

@@ -139,7 +139,13 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run<P: Policy + ?Sized>(w: &Workload, queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
-    let mut e = event_loop::Engine::new(w, queues, cfg);
-    e.main_loop();
-    e.finish(name)
+    if cfg.cpus == 1 && queues.len() == 1 {
+        let mut e = event_loop::Engine::<P, true>::new(w, queues, cfg);
+        e.main_loop();
+        e.finish(name)
+    } else {
+        let mut e = event_loop::Engine::<P, false>::new(w, queues, cfg);
+        e.main_loop();
+        e.finish(name)
+    }
 }
