@@ -112,6 +112,10 @@ pub struct Accum {
     miss: u64,
     /// Per distinct weight (at least 1): exact (Σ cpu, Σ cpu²), for Jain's index.
     by_weight: BTreeMap<u64, (u128, u128)>,
+    /// The same sums for the weight of the latest tasks (0 = none yet), kept out of the map
+    /// until the weight changes: most workloads have runs of one weight, so most tasks then
+    /// cost no map lookup.
+    recent: (u64, u128, u128),
     /// The tasks with the smallest and largest CPU time per unit weight, as (cpu, weight).
     share_min: Option<(u64, u32)>,
     share_max: Option<(u64, u32)>,
@@ -157,9 +161,12 @@ impl Accum {
     fn add_share(&mut self, cpu: u64, weight: u32) {
         let w = weight.max(1) as u64;
         let c = cpu as u128;
-        let sums = self.by_weight.entry(w).or_default();
-        sums.0 += c;
-        sums.1 += c * c;
+        if w != self.recent.0 {
+            self.flush_recent();
+            self.recent.0 = w;
+        }
+        self.recent.1 += c;
+        self.recent.2 += c * c;
         if weight == 0 {
             self.zero_weight_ran |= cpu > 0;
             return;
@@ -173,8 +180,20 @@ impl Accum {
         }
     }
 
+    /// Move the recent weight's sums into the map.
+    #[cold]
+    fn flush_recent(&mut self) {
+        let (w, cpu, cpu_sq) = std::mem::take(&mut self.recent);
+        if w != 0 {
+            let sums = self.by_weight.entry(w).or_default();
+            sums.0 += cpu;
+            sums.1 += cpu_sq;
+        }
+    }
+
     /// The overall metrics of a run that ended at `end` on `cpus` CPUs.
-    pub fn finish(self, cpus: usize, end: Time) -> Overall {
+    pub fn finish(mut self, cpus: usize, end: Time) -> Overall {
+        self.flush_recent();
         let makespan = end;
         let (cpu_total, w_total) = (self.cpu_total, self.w_total as f64);
         // Jain's index of x = cpu / weight: Σx and Σx² from the exact sums per weight.

@@ -184,6 +184,40 @@ proptest! {
     }
 }
 
+/// One CPU, tasks of one CPU burst: what the engine runs in its lean form.
+fn plain_workload_strategy() -> impl Strategy<Value = Workload> {
+    prop::collection::vec((0u64..40_000, 1u64..15_000, 0i32..5, 0u32..6, -5i32..6), 1..40).prop_map(|tasks| {
+        let tasks = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (arr, burst, priority, weight, nice))| TaskSpec {
+                priority,
+                weight,
+                nice,
+                ..TaskSpec::cpu(&format!("T{i}"), arr * US, burst * US)
+            })
+            .collect();
+        Workload { cpus: Some(1), tasks }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Plain runs of policies that never pre-empt take the lean engine unless invariants are
+    /// checked; both forms must give the same result, byte for byte.
+    #[test]
+    fn the_lean_engine_agrees_with_the_general_one(w in plain_workload_strategy()) {
+        for spec in specs() {
+            let lean_cfg = SimConfig { record_slices: false, ..SimConfig::default() };
+            let lean = simulate(&w, by_spec(&spec).unwrap().as_mut(), &lean_cfg);
+            let general_cfg = SimConfig { check_invariants: true, ..lean_cfg };
+            let general = simulate(&w, by_spec(&spec).unwrap().as_mut(), &general_cfg);
+            prop_assert_eq!(&lean, &general, "{}", spec);
+        }
+    }
+}
+
 #[test]
 fn a_broken_run_is_caught() {
     // The checker itself must fail on a wrong result: shorten one slice.

@@ -12,9 +12,10 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
-/// `ONE_CPU`: compiled for one CPU and one queue (the common case in sweeps), so the loops over
-/// CPUs on every event become straight code.
-pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> {
+/// `LEAN`: compiled for the plainest runs (see [`can_run_lean`]), which large sweeps and the
+/// benchmark are: one CPU, so the loops over CPUs become straight code; and nothing that would
+/// ever enter the event heap or take a lock, so those checks go from every event.
+pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const LEAN: bool> {
     pub(super) w: &'w Workload,
     pub(super) cfg: SimConfig,
     pub(super) queues: Vec<&'p mut P>,
@@ -46,10 +47,10 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> {
     unfinished: usize,
 }
 
-impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU> {
-    pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig) -> Self {
-        assert!(!ONE_CPU || (cfg.cpus == 1 && queues.len() == 1), "the one-CPU engine needs one CPU and one queue");
-        let sorted = sorted_by_arrival(&w.tasks);
+impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
+    pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig, scan: &SpecScan) -> Self {
+        assert!(!LEAN || can_run_lean(cfg, &queues, scan), "the lean engine cannot run this");
+        let sorted = scan.sorted;
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
             (None, Vec::with_capacity(n))
@@ -90,7 +91,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
     /// Number of CPUs (a constant in the one-CPU engine).
     #[inline(always)]
     fn cpu_count(&self) -> usize {
-        if ONE_CPU {
+        if LEAN {
             1
         } else {
             self.cpus.len()
@@ -125,8 +126,9 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
         let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
             let next_stop =
-                if ONE_CPU { self.cpus[0].stop_at } else { self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE) };
-            let t = self.arrival_at.min(self.events_q.next_time().unwrap_or(Time::MAX)).min(next_stop);
+                if LEAN { self.cpus[0].stop_at } else { self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE) };
+            let next_event = if LEAN { Time::MAX } else { self.events_q.next_time().unwrap_or(Time::MAX) };
+            let t = self.arrival_at.min(next_event).min(next_stop);
             if t >= stop_at {
                 break;
             }
@@ -142,7 +144,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
                     continue;
                 }
                 // Releases and I/O completions, then CPU stops in the order they were set.
-                if let Some(kind) = self.events_q.pop_due_early(t) {
+                if let Some(kind) = if LEAN { None } else { self.events_q.pop_due_early(t) } {
                     self.events += 1;
                     self.handle(kind);
                     continue;
@@ -153,7 +155,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
                     self.stop(c, EnqueueReason::SliceExpired);
                     continue;
                 }
-                match self.events_q.pop_due(t) {
+                match if LEAN { None } else { self.events_q.pop_due(t) } {
                     Some(kind) => {
                         self.events += 1;
                         self.handle(kind);
@@ -162,7 +164,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
                 }
             }
             self.dispatch_idle();
-            if self.cfg.check_invariants {
+            if !LEAN && self.cfg.check_invariants {
                 self.check_idle();
             }
         }
@@ -220,10 +222,10 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
             // Sorted arrivals: state is created now, in index order.
             self.tasks.push(TaskState::new(spec));
         }
-        if !spec.locks.is_empty() {
+        if !LEAN && !spec.locks.is_empty() {
             self.locks.get_or_insert_with(|| Locks::new(self.w.tasks.len())).register(t, spec);
         }
-        if spec.jobs > 1 {
+        if !LEAN && spec.jobs > 1 {
             if let Some(p) = spec.period {
                 self.events_q.push(spec.arrival + p, false, Kind::Release(t));
             }
@@ -375,7 +377,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
         let ran = (now - start).min(ts.remaining);
         ts.remaining -= ran;
         ts.cpu += ran;
-        if self.cfg.record_slices && ran > 0 {
+        if !LEAN && self.cfg.record_slices && ran > 0 {
             self.slices.push(Slice {
                 task: t,
                 cpu: c,
@@ -399,14 +401,14 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
             self.queue_ready(t, why);
             return;
         }
-        if self.locks.is_some() {
+        if !LEAN && self.locks.is_some() {
             // No longer running: dropping its inherited priority is no business of the policy.
             self.tasks[t].phase = Phase::Stopped;
             self.release_locks(t);
         }
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
-        if (ts.burst_idx as usize) + 1 < spec.bursts.len() {
+        if !LEAN && (ts.burst_idx as usize) + 1 < spec.bursts.len() {
             ts.burst_idx += 1;
             ts.burst = spec.bursts[ts.burst_idx as usize];
             ts.phase = Phase::Io;
@@ -419,7 +421,8 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
         if ts.deadline != NONE && now > ts.deadline {
             ts.misses += 1;
         }
-        let next = if self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
+        let next =
+            if LEAN || self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
         if let Some(rel) = next {
             self.start_job(t, rel, EnqueueReason::Woken);
         } else if ts.jobs_done < spec.jobs {
@@ -436,7 +439,7 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
 
     #[inline]
     fn dispatch_idle(&mut self) {
-        if self.queues.len() == 1 && self.locks.is_none() {
+        if LEAN || (self.queues.len() == 1 && self.locks.is_none()) {
             // The common case, kept small for the compiler: one global queue, no locks to take,
             // so a picked task simply runs.
             let now = self.now;
@@ -583,14 +586,35 @@ impl<'w, 'p, P: Policy + ?Sized, const ONE_CPU: bool> Engine<'w, 'p, P, ONE_CPU>
     }
 }
 
-/// True if the specs are in arrival order. One pass reading only the arrival of each (large)
-/// spec; it walks four quarters side by side, since one walk waits on one memory read at a time
-/// more than the hardware needs to.
-fn sorted_by_arrival(specs: &[TaskSpec]) -> bool {
+/// What one pass over the specs finds out before a run.
+pub(super) struct SpecScan {
+    /// The specs are in arrival order.
+    pub sorted: bool,
+    /// Every task is one CPU burst, one job, no locks: nothing of it will enter the event heap.
+    pub plain: bool,
+}
+
+/// Can the `LEAN` engine run this? One CPU and queue, plain tasks, a policy that never pre-empts
+/// (a pre-empted slice's stop would go to the heap), no slice records, no invariant checks.
+pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P], scan: &SpecScan) -> bool {
+    cfg.cpus == 1
+        && queues.len() == 1
+        && scan.plain
+        && !queues[0].may_preempt()
+        && !cfg.record_slices
+        && !cfg.check_invariants
+}
+
+/// Scan the specs once: in arrival order? all plain? It reads a few fields of each (large) spec
+/// and walks four quarters side by side, since one walk waits on one memory read at a time more
+/// than the hardware needs to.
+pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
+    let plain = |t: &TaskSpec| t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty();
     let n = specs.len();
     let q = n / 4;
     let parts = [&specs[..q], &specs[q..2 * q], &specs[2 * q..3 * q], &specs[3 * q..]];
     let mut sorted = true;
+    let mut all_plain = true;
     // Each quarter is sorted, and so are the seams between quarters.
     for k in 1..4 {
         if let (Some(a), Some(b)) = (parts[k - 1].last(), parts[k].first()) {
@@ -604,15 +628,17 @@ fn sorted_by_arrival(specs: &[TaskSpec]) -> bool {
     for (((a, b), c), d) in parts[0].iter().zip(parts[1]).zip(parts[2]).zip(parts[3]) {
         for (k, t) in [a, b, c, d].into_iter().enumerate() {
             sorted &= t.arrival >= prev[k];
+            all_plain &= plain(t);
             prev[k] = t.arrival;
         }
     }
     // The last quarter may be longer by up to 3.
     for t in &parts[3][q.min(parts[3].len())..] {
         sorted &= t.arrival >= prev[3];
+        all_plain &= plain(t);
         prev[3] = t.arrival;
     }
-    sorted
+    SpecScan { sorted, plain: all_plain }
 }
 
 /// What a policy may know about task `t`, from its spec and state.
@@ -642,15 +668,47 @@ mod tests {
     }
 
     #[test]
+    fn only_plain_runs_of_never_preempting_policies_take_the_lean_engine() {
+        use crate::policies::{Cfs, RoundRobin};
+        let plain = specs(&[10, 20, 30, 40, 50]);
+        let scan = scan_specs(&plain);
+        assert!(scan.plain);
+        let lean_cfg = SimConfig { record_slices: false, check_invariants: false, ..SimConfig::default() };
+        let mut rr = RoundRobin::new(1);
+        assert!(can_run_lean(&lean_cfg, &[&mut rr], &scan));
+        let mut cfs = Cfs::default();
+        assert!(!can_run_lean(&lean_cfg, &[&mut cfs], &scan), "CFS pre-empts");
+        for cfg in [
+            SimConfig { cpus: 2, ..lean_cfg.clone() },
+            SimConfig { record_slices: true, ..lean_cfg.clone() },
+            SimConfig { check_invariants: true, ..lean_cfg.clone() },
+        ] {
+            assert!(!can_run_lean(&cfg, &[&mut rr], &scan));
+        }
+        // Any task with I/O, a second job or a lock makes the run not plain, wherever it is.
+        for i in 0..plain.len() {
+            for change in 0..3 {
+                let mut s = plain.clone();
+                match change {
+                    0 => s[i].bursts = vec![1, 1, 1],
+                    1 => (s[i].jobs, s[i].period) = (2, Some(5)),
+                    _ => s[i].locks = vec![crate::workload::LockUse { name: "L".into(), burst: 0 }],
+                }
+                assert!(!scan_specs(&s).plain, "task {i}, change {change}");
+            }
+        }
+    }
+
+    #[test]
     fn sortedness_is_seen_at_every_position_and_seam() {
         for n in 0..14u64 {
             let sorted: Vec<u64> = (1..=n).map(|i| 10 * i).collect();
-            assert!(sorted_by_arrival(&specs(&sorted)), "n = {n}");
+            assert!(scan_specs(&specs(&sorted)).sorted, "n = {n}");
             // One step back at each position (quarter seams included) is caught.
             for i in 1..n as usize {
                 let mut a = sorted.clone();
                 a[i] = a[i - 1] - 1;
-                assert!(!sorted_by_arrival(&specs(&a)), "n = {n}, descent at {i}");
+                assert!(!scan_specs(&specs(&a)).sorted, "n = {n}, descent at {i}");
             }
         }
     }

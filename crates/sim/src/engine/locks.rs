@@ -51,7 +51,7 @@ impl Locks {
     }
 }
 
-impl<P: Policy + ?Sized, const ONE_CPU: bool> Engine<'_, '_, P, ONE_CPU> {
+impl<P: Policy + ?Sized, const LEAN: bool> Engine<'_, '_, P, LEAN> {
     fn lk(&mut self) -> &mut Locks {
         self.locks.as_mut().expect("the run has locks")
     }

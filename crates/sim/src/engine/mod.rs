@@ -139,12 +139,13 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 
 fn run<P: Policy + ?Sized>(w: &Workload, queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
-    if cfg.cpus == 1 && queues.len() == 1 {
-        let mut e = event_loop::Engine::<P, true>::new(w, queues, cfg);
+    let scan = event_loop::scan_specs(&w.tasks);
+    if event_loop::can_run_lean(cfg, &queues, &scan) {
+        let mut e = event_loop::Engine::<P, true>::new(w, queues, cfg, &scan);
         e.main_loop();
         e.finish(name)
     } else {
-        let mut e = event_loop::Engine::<P, false>::new(w, queues, cfg);
+        let mut e = event_loop::Engine::<P, false>::new(w, queues, cfg, &scan);
         e.main_loop();
         e.finish(name)
     }
