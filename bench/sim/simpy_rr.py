@@ -7,8 +7,8 @@ TASKS.csv has one `arrival_ns,burst_ns` line per task (written by `schedlab sim 
 sorted by arrival. The model matches schedlab's `rr`: a FIFO ready queue; the CPU runs the
 head for min(quantum, remaining); a task whose quantum ends goes to the back, behind tasks that
 arrived at the same instant. Events counted like schedlab's engine: one per arrival and one per
-CPU stop (quantum end or burst end). The model runs REPEAT times (default 1) in fresh
-environments, as schedlab keeps its best of `--repeat` runs. Prints one JSON object: events,
+CPU stop (quantum end or burst end). After one untimed warm-up run, the model runs REPEAT
+times (default 1) in fresh environments, as schedlab keeps its best of `--repeat` runs. Prints one JSON object: events,
 seconds (best wall time of the simulation only, not of reading the file), avg_turnaround_ms,
 repeat.
 """
@@ -77,6 +77,7 @@ def main():
             a, b = line.split(",")
             tasks.append((int(a), int(b)))
 
+    simulate(tasks, quantum)  # untimed warm-up, as schedlab does before its timed runs
     runs = [simulate(tasks, quantum) for _ in range(repeat)]
     if len({(e, t) for e, _, t in runs}) != 1:
         sys.exit("the model gave different results on the same tasks")

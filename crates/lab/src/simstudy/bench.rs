@@ -51,6 +51,9 @@ pub fn run(w: &Workload, specs: &[String], repeat: usize) -> Result<Vec<Row>> {
 
 fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Result<Row> {
     let cfg = SimConfig { record_slices: false, task_results, ..SimConfig::default() };
+    // One untimed run first: the first runs of a process pay for touching fresh memory (page
+    // faults), which is not the engine's speed. The SimPy script warms up the same way.
+    simulate(w, by_spec(spec)?.as_mut(), &cfg);
     let mut best = f64::INFINITY;
     let mut last = None;
     for _ in 0..repeat.max(1) {
