@@ -10,7 +10,7 @@ use schedlab_lab::wrr::spec::{self, TaskSpec};
 use schedlab_lab::wrr::{study, summary};
 use schedlab_report::results::{envelope, RunDir};
 use schedlab_report::section::Table;
-use schedlab_sim::policies::RoundRobin;
+use schedlab_sim::policies::WeightedRoundRobin;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -148,7 +148,7 @@ fn run_live(a: RunArgs) -> Result<()> {
 
     schedlab_os::signals::install_stop_handler();
     let quantum = a.quantum.as_nanos() as u64;
-    let run = host::run(Box::new(RoundRobin::weighted(quantum)), &tasks, &cfg)?;
+    let run = host::run(Box::new(WeightedRoundRobin::new(quantum)), &tasks, &cfg)?;
     let sum = summary::summarize(&run);
     let gantt = summary::gantt(&run, a.gantt_window.as_secs_f64()).to_svg();
 

@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult};
-use schedlab_sim::policies::RoundRobin;
+use schedlab_sim::policies::WeightedRoundRobin;
 use schedlab_sim::workload::{TaskSpec, Workload};
 use serde::Serialize;
 
@@ -155,7 +155,7 @@ pub fn run(params: &Params) -> Outcome {
     let mut folds = vec![];
     for o in &orders {
         let w = workload(&params.weights, o, endless);
-        let r = simulate(&w, &mut RoundRobin::weighted(quantum), &cfg);
+        let r = simulate(&w, &mut WeightedRoundRobin::new(quantum), &cfg);
         let v = by_weight(o, &r, |t| t.cpu as f64 / 1e9);
         folds.push(v.iter().map(|x| x / v[0]).collect::<Vec<_>>());
         work.push(v);
@@ -166,7 +166,7 @@ pub fn run(params: &Params) -> Outcome {
     let mut not_first = 0usize;
     for o in &orders {
         let w = workload(&params.weights, o, job);
-        let r = simulate(&w, &mut RoundRobin::weighted(quantum), &cfg2);
+        let r = simulate(&w, &mut WeightedRoundRobin::new(quantum), &cfg2);
         let v = by_weight(o, &r, |t| t.finish.unwrap_or(0) as f64 / 1e9);
         let top = v[n - 1];
         if v.iter().take(n - 1).any(|&x| x < top) {
@@ -186,7 +186,7 @@ pub fn run(params: &Params) -> Outcome {
     order.insert(0, w8);
     let ex_w = workload(&params.weights, &order, job);
     let ex_cfg = SimConfig { horizon: Some(3_000 * MS), record_slices: true, ..cfg2 };
-    let ex_r = simulate(&ex_w, &mut RoundRobin::weighted(quantum), &ex_cfg);
+    let ex_r = simulate(&ex_w, &mut WeightedRoundRobin::new(quantum), &ex_cfg);
     Outcome {
         params: params.clone(),
         orders_run: orders.len(),

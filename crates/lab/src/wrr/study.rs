@@ -15,7 +15,7 @@ use schedlab_report::section::{Figure, Section, Status, Table, Verdict};
 use schedlab_report::stats::{self, Spread};
 use schedlab_report::svg::{LineChart, Series};
 use schedlab_sim::engine::{simulate, SimConfig};
-use schedlab_sim::policies::RoundRobin;
+use schedlab_sim::policies::WeightedRoundRobin;
 use schedlab_sim::workload::{TaskSpec as SimTask, Workload};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -223,7 +223,7 @@ fn simulate_t1(order: &[usize], horizon_ns: u64) -> Vec<f64> {
         .collect();
     let w = Workload { cpus: Some(1), tasks };
     let cfg = SimConfig { horizon: Some(horizon_ns), record_slices: false, ..SimConfig::default() };
-    let r = simulate(&w, &mut RoundRobin::weighted(QUANTUM_NS), &cfg);
+    let r = simulate(&w, &mut WeightedRoundRobin::new(QUANTUM_NS), &cfg);
     let mut out = vec![0.0; 6];
     for (k, &i) in order.iter().enumerate() {
         out[i] = r.tasks[k].cpu as f64 / 1e9;
@@ -239,7 +239,7 @@ fn simulate_t2(order: &[usize], demand_ns: u64) -> Vec<f64> {
         .collect();
     let w = Workload { cpus: Some(1), tasks };
     let cfg = SimConfig { record_slices: false, ..SimConfig::default() };
-    let r = simulate(&w, &mut RoundRobin::weighted(QUANTUM_NS), &cfg);
+    let r = simulate(&w, &mut WeightedRoundRobin::new(QUANTUM_NS), &cfg);
     let mut out = vec![0.0; 6];
     for (k, &i) in order.iter().enumerate() {
         out[i] = r.tasks[k].finish.unwrap_or(0) as f64 / 1e9;
@@ -323,7 +323,7 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
             // End at the first round boundary after (rounds − ½) rounds: exactly `t1_rounds` rounds.
             cfg.duration_ns = plan.t1_ns() - round / 2;
             cfg.end_on_round = true;
-            let run = host::run(Box::new(RoundRobin::weighted(QUANTUM_NS)), &crypt_specs(&exe, &ord, None), &cfg)?;
+            let run = host::run(Box::new(WeightedRoundRobin::new(QUANTUM_NS)), &crypt_specs(&exe, &ord, None), &cfg)?;
             if run.interrupted {
                 interrupted = true;
             }
@@ -400,8 +400,11 @@ pub fn run_study(scale: Scale, which: &Which, out: &Path, progress: &dyn Progres
             cfg.duration_ns = ((2.0 * expected_s + 5.0) * 1e9) as u64;
             cfg.end_on_round = false;
             cfg.poll_ns = 5_000_000;
-            let run =
-                host::run(Box::new(RoundRobin::weighted(QUANTUM_NS)), &crypt_specs(&exe, &ord, Some(t2_hashes)), &cfg)?;
+            let run = host::run(
+                Box::new(WeightedRoundRobin::new(QUANTUM_NS)),
+                &crypt_specs(&exe, &ord, Some(t2_hashes)),
+                &cfg,
+            )?;
             if run.interrupted {
                 interrupted = true;
             }

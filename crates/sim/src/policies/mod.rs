@@ -1,6 +1,5 @@
 //! One file per scheduling policy, as in Linux's kernel/sched/ (fair.c, rt.c, deadline.c), and
-//! [`by_spec`] to build one from a spec string such as `rr:quantum=4` (`wrr` is the weighted form
-//! of `rr`, in rr.rs).
+//! [`by_spec`] to build one from a spec string such as `rr:quantum=4`.
 
 pub mod cfs;
 pub mod common;
@@ -20,6 +19,7 @@ pub mod spec;
 pub mod srtf;
 pub mod stride;
 pub mod windows;
+pub mod wrr;
 
 pub use cfs::Cfs;
 pub use edf::Edf;
@@ -37,6 +37,7 @@ pub use spec::{Params, SpecError};
 pub use srtf::Srtf;
 pub use stride::Stride;
 pub use windows::Windows;
+pub use wrr::WeightedRoundRobin;
 
 use crate::policy::Policy;
 
@@ -78,7 +79,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         "fcfs" | "fifo" => Box::new(Fcfs::new()),
         "rr" => Box::new(RoundRobin::new(p.time("quantum", 4.0)?)),
         "cfs" => Box::new(cfs(&mut p)?),
-        "wrr" => Box::new(RoundRobin::weighted(p.time("quantum", 10.0)?)),
+        "wrr" => Box::new(WeightedRoundRobin::new(p.time("quantum", 10.0)?)),
         "sjf" => Box::new(Sjf::new()),
         "srtf" => Box::new(Srtf::new()),
         "prio" => Box::new(Priority::new(false, None, None)),

@@ -2,65 +2,71 @@
 //! A task pre-empted by a higher class (inside `mlq`/`linux`) returns to the head and finishes
 //! the rest of its quantum, as Linux's SCHED_RR does.
 //!
-//! Weighted round robin (seed 004, `wrr`) is the same queue with a slice of quantum × weight
-//! (weight 0 counts as 1).
+//! The queue is generic over its [`SliceRule`]: `rr` gives every task the quantum; `wrr`
+//! (wrr.rs) gives quantum × weight with the same queue.
 
 use super::common::{Fifo, PerTask};
 use super::spec::ms;
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
 
+/// How long a task's fresh slice is.
+pub trait SliceRule: std::fmt::Debug + Clone + Default + Send {
+    /// The policy's name with this rule and base quantum.
+    fn name(quantum: Dur) -> String;
+    /// Note what the rule needs of a task when it is enqueued.
+    fn note(&mut self, task: &TaskView, quantum: Dur);
+    /// The fresh slice of `task`.
+    fn slice(&self, task: TaskId, quantum: Dur) -> Dur;
+}
+
+/// Every task gets the quantum (`rr`).
+#[derive(Debug, Clone, Default)]
+pub struct Fixed;
+
+impl SliceRule for Fixed {
+    fn name(quantum: Dur) -> String {
+        format!("rr:quantum={}", ms(quantum))
+    }
+
+    #[inline(always)]
+    fn note(&mut self, _task: &TaskView, _quantum: Dur) {}
+
+    #[inline(always)]
+    fn slice(&self, _task: TaskId, quantum: Dur) -> Dur {
+        quantum
+    }
+}
+
+/// Round robin with a fixed quantum.
+pub type RoundRobin = RoundRobinWith<Fixed>;
+
 #[derive(Debug, Clone)]
-pub struct RoundRobin {
+pub struct RoundRobinWith<S: SliceRule> {
     quantum: Dur,
     q: Fifo,
     /// Per task: (quantum left over after a pre-emption (0 = a fresh quantum next time),
     /// slice given at the last pick) — one table, one lookup per call.
     quota: PerTask<(Dur, Dur)>,
-    /// Weighted: each task's full slice (quantum × weight), noted at enqueue.
-    weighted: bool,
-    full_slice: PerTask<Dur>,
+    rule: S,
 }
 
-impl RoundRobin {
-    /// Round robin with the given quantum (> 0; clamped to 1 ns).
+impl<S: SliceRule> RoundRobinWith<S> {
+    /// Round robin with the given base quantum (> 0; clamped to 1 ns).
     pub fn new(quantum: Dur) -> Self {
-        RoundRobin {
-            quantum: quantum.max(1),
-            q: Fifo::default(),
-            quota: PerTask::default(),
-            weighted: false,
-            full_slice: PerTask::default(),
-        }
-    }
-
-    /// Weighted round robin: slice = `quantum` × weight (seed 004: 10 ms).
-    pub fn weighted(quantum: Dur) -> Self {
-        RoundRobin { weighted: true, ..RoundRobin::new(quantum) }
-    }
-
-    /// Out of line: plain round robin's `enqueue` stays small.
-    #[inline(never)]
-    fn note_weight(&mut self, t: TaskId, weight: u32) {
-        self.full_slice.set(t, self.quantum.saturating_mul(weight.max(1) as Dur));
+        RoundRobinWith { quantum: quantum.max(1), q: Fifo::default(), quota: PerTask::default(), rule: S::default() }
     }
 }
 
-impl Policy for RoundRobin {
+impl<S: SliceRule> Policy for RoundRobinWith<S> {
     fn name(&self) -> String {
-        if self.weighted {
-            format!("wrr:quantum={}ms", ms(self.quantum))
-        } else {
-            format!("rr:quantum={}", ms(self.quantum))
-        }
+        S::name(self.quantum)
     }
 
-    // Always: the engine calls this on every arrival and expired slice, and the compiler's
-    // heuristics left it out of line once the weighted branch was added (about 4%).
+    // Always: the engine calls this on every arrival and expired slice, and left to itself the
+    // compiler kept it out of line (about 4% of the rr benchmark).
     #[inline(always)]
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, _now: Time) {
-        if self.weighted {
-            self.note_weight(task.id, task.weight);
-        }
+        self.rule.note(task, self.quantum);
         let quota = self.quota.get_mut(task.id);
         if why == EnqueueReason::Preempted && quota.0 > 0 {
             self.q.push_front(task);
@@ -92,8 +98,7 @@ impl Policy for RoundRobin {
     fn pick_next(&mut self, cpu: CpuId, _now: Time) -> Option<Pick> {
         let task = self.q.pop(cpu)?;
         let quota = self.quota.get_mut(task);
-        let full = if self.weighted { self.full_slice.get(task) } else { self.quantum };
-        let slice = if quota.0 > 0 { quota.0 } else { full };
+        let slice = if quota.0 > 0 { quota.0 } else { self.rule.slice(task, self.quantum) };
         quota.1 = slice;
         Some(Pick { task, slice: Some(slice) })
     }
@@ -169,44 +174,5 @@ mod tests {
         // Blocked instead of requeued; woken later: a fresh quantum.
         p.enqueue(&TaskView::new(0), EnqueueReason::Woken, 0);
         assert_eq!(pick(&mut p, 0), (0, 4 * MS));
-    }
-
-    fn weighted(id: TaskId, weight: u32) -> TaskView<'static> {
-        TaskView { weight, ..TaskView::new(id) }
-    }
-
-    #[test]
-    fn weighted_slices_scale_with_weight_and_rotate() {
-        let mut p = RoundRobin::weighted(10 * MS);
-        assert!(p.name().starts_with("wrr:quantum=10"));
-        p.enqueue(&weighted(0, 1), EnqueueReason::New, 0);
-        p.enqueue(&weighted(1, 20), EnqueueReason::New, 0);
-        p.enqueue(&weighted(2, 0), EnqueueReason::New, 0);
-        assert_eq!(pick(&mut p, 0), (0, 10 * MS));
-        p.charge(0, 10 * MS, 10 * MS);
-        p.enqueue(&weighted(0, 1), EnqueueReason::SliceExpired, 10 * MS);
-        assert_eq!(pick(&mut p, 0), (1, 200 * MS));
-        assert_eq!(pick(&mut p, 0), (2, 10 * MS), "weight 0 counts as 1");
-        assert_eq!(pick(&mut p, 0).0, 0);
-        assert_eq!(p.pick_next(0, 0), None);
-    }
-
-    #[test]
-    fn a_preempted_weighted_task_keeps_the_rest_of_its_slice() {
-        let mut p = RoundRobin::weighted(10 * MS);
-        p.enqueue(&weighted(0, 3), EnqueueReason::New, 0);
-        p.enqueue(&weighted(1, 1), EnqueueReason::New, 0);
-        assert_eq!(pick(&mut p, 0), (0, 30 * MS));
-        p.charge(0, 12 * MS, 0);
-        p.enqueue(&weighted(0, 3), EnqueueReason::Preempted, 0);
-        assert_eq!(pick(&mut p, 0), (0, 18 * MS));
-    }
-
-    #[test]
-    fn affinity_is_respected() {
-        let mut p = RoundRobin::weighted(MS);
-        p.enqueue(&TaskView { affinity: Some(&[1]), ..weighted(0, 1) }, EnqueueReason::New, 0);
-        assert_eq!(p.pick_next(0, 0), None);
-        assert_eq!(p.pick_next(1, 0).unwrap().task, 0);
     }
 }
