@@ -7,6 +7,7 @@
 
 pub mod affinity;
 pub mod cgroup;
+pub mod child;
 pub mod clock;
 pub mod error;
 pub mod irq;

@@ -25,17 +25,26 @@ pub struct RunOutput {
 /// The title used in the report.
 pub const TITLE: &str = "Live Linux policy benchmark: OTHER vs FIFO vs RR on real processes";
 
-/// Check that `program workload cpu` runs before spawning thousands of it.
+/// Check that `program workload cpu` runs (within 30 s) before spawning thousands of it.
 fn check_program(params: &Params) -> anyhow::Result<()> {
-    let out = std::process::Command::new(&params.program)
+    let mut child = std::process::Command::new(&params.program)
         .args(["workload", "cpu", "--iterations", "1"])
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
         .with_context(|| format!("running {} workload cpu", params.program.display()))?;
-    if !out.status.success() {
+    let status = match schedlab_os::child::wait_timeout(&mut child, std::time::Duration::from_secs(30))? {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("{} workload cpu --iterations 1 did not finish in 30 s", params.program.display());
+        }
+    };
+    if !status.success() {
         anyhow::bail!(
-            "{} does not run `workload cpu` ({}): children must exec the schedlab binary",
-            params.program.display(),
-            out.status
+            "{} does not run `workload cpu` ({status}): children must exec the schedlab binary",
+            params.program.display()
         );
     }
     Ok(())

@@ -10,11 +10,13 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a load process may take to touch its memory and say ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The three load conditions of Table 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -114,8 +116,10 @@ impl LoadSet {
         }
         for c in set.children.iter_mut() {
             let out = c.stdout.take().context("load process stdout")?;
-            let mut line = String::new();
-            BufReader::new(out).read_line(&mut line).context("waiting for a load process")?;
+            // Dropping `set` on an early return kills every load process.
+            let line = schedlab_os::child::read_line_timeout(out, READY_TIMEOUT)
+                .context("waiting for a load process")?
+                .with_context(|| format!("a load process did not say ready within {READY_TIMEOUT:?}"))?;
             if line.trim() != "ready" {
                 bail!("a load process did not start (it said {:?}); see the messages above", line.trim());
             }
