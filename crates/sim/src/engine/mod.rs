@@ -141,12 +141,20 @@ fn run<P: Policy + ?Sized>(w: &Workload, queues: Vec<&mut P>, cfg: &SimConfig, n
     assert!(cfg.cpus >= 1, "at least one CPU");
     let scan = event_loop::scan_specs(&w.tasks);
     if event_loop::can_run_lean(cfg, &queues, &scan) {
-        let mut e = event_loop::Engine::<P, true>::new(w, queues, cfg, &scan);
-        e.main_loop();
-        e.finish(name)
+        run_engine::<P, true>(w, queues, cfg, &scan, name)
     } else {
-        let mut e = event_loop::Engine::<P, false>::new(w, queues, cfg, &scan);
-        e.main_loop();
-        e.finish(name)
+        run_engine::<P, false>(w, queues, cfg, &scan, name)
     }
+}
+
+fn run_engine<P: Policy + ?Sized, const LEAN: bool>(
+    w: &Workload,
+    queues: Vec<&mut P>,
+    cfg: &SimConfig,
+    scan: &event_loop::SpecScan,
+    name: String,
+) -> SimResult {
+    let mut e = event_loop::Engine::<P, LEAN>::new(w, queues, cfg, scan);
+    e.main_loop();
+    e.finish(name)
 }
