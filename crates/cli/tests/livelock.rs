@@ -28,13 +28,7 @@ fn refused(args: &[&str], needle: &str) {
 
 /// Live tests need root; in CI (CI=true) not being root is a failure, elsewhere a skip.
 fn can_run_live() -> bool {
-    let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let root = uid.is_ok_and(|u| u == "0");
-    if !root {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "live livelock tests need root in CI");
-        eprintln!("skipping live livelock test: not root");
-    }
-    root
+    schedlab_os::root_for_test("the live livelock pipeline")
 }
 
 #[test]

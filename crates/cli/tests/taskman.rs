@@ -24,26 +24,21 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// True when the live tests can run; in CI a missing privilege is a failure, not a skip.
+/// True when the live tests can run; in CI a missing privilege or CPU is a failure, not a skip.
 fn live() -> bool {
-    let root = nix_geteuid() == 0;
+    if !schedlab_os::root_for_test("the live task manager") {
+        return false;
+    }
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if root && cpus >= 2 {
+    if cpus >= 2 {
         return true;
     }
-    let why = format!("live taskman tests need root and 2+ CPUs (root: {root}, CPUs: {cpus})");
+    let why = format!("live taskman tests need 2+ CPUs (CPUs: {cpus})");
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{why}");
     }
     eprintln!("SKIPPED: {why}");
     false
-}
-
-fn nix_geteuid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(2)?.parse().ok()))
-        .unwrap_or(u32::MAX)
 }
 
 /// Every IRQ's smp_affinity, sorted by IRQ.

@@ -27,3 +27,15 @@ pub use error::{OsError, OsResult};
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
+
+/// For tests that need root: true when root. Otherwise the test is skipped (false, with a
+/// message naming `what`), except on CI (`CI=true`), which runs as root, where not being root
+/// fails the test instead of skipping it silently.
+pub fn root_for_test(what: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root, but we are not: {what} needs it");
+    eprintln!("skipped: {what} needs root");
+    false
+}

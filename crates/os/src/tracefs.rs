@@ -225,9 +225,7 @@ mod tests {
 
     #[test]
     fn instances_of_dead_processes_are_removed_and_live_ones_kept() {
-        if !crate::is_root() {
-            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root; tracefs test skipped");
-            eprintln!("skipped: tracefs needs root");
+        if !crate::root_for_test("tracefs") {
             return;
         }
         let fs = TraceFs::open().unwrap();
@@ -244,9 +242,7 @@ mod tests {
 
     #[test]
     fn captures_our_own_switches_when_root() {
-        if !crate::is_root() {
-            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root; tracefs test skipped");
-            eprintln!("skipped: tracefs needs root");
+        if !crate::root_for_test("tracefs") {
             return;
         }
         let fs = TraceFs::open().unwrap();

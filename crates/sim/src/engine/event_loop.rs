@@ -88,7 +88,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         e
     }
 
-    /// Number of CPUs (a constant in the one-CPU engine).
+    /// Number of CPUs (the constant 1 in the lean engine).
     #[inline(always)]
     fn cpu_count(&self) -> usize {
         if LEAN {
