@@ -3,7 +3,7 @@
 //! stopped, at an RT priority, or running at all. Live tests need root; CI runs as root, so
 //! there they must run (a non-root CI fails loudly instead of skipping).
 
-use schedlab_os::managed::{proc_ppid, proc_state};
+use schedlab_os::procfs;
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ fn running_with(marker: &str) -> Vec<i32> {
                 .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(marker))
                 .unwrap_or(false)
         })
-        .filter(|&pid| proc_state(pid) != Some('Z'))
+        .filter(|&pid| procfs::stat(pid).map(|s| s.state) != Some('Z'))
         .collect()
 }
 
@@ -44,7 +44,7 @@ fn children_of(parent: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| proc_ppid(pid) == Some(parent))
+        .filter(|&pid| procfs::stat(pid).map(|s| s.ppid) == Some(parent))
         .collect()
 }
 
@@ -184,15 +184,21 @@ fn kill_dispatcher(mechanism: &str, sig: i32) {
     assert_eq!(kids.len(), 3, "the dispatcher did not start its three tasks");
     std::thread::sleep(Duration::from_millis(400)); // let a few slices pass, so some are stopped/demoted
     if mechanism == "signal" {
-        assert!(kids.iter().any(|&k| proc_state(k) == Some('T')), "signal mode should hold waiting tasks stopped");
+        assert!(
+            kids.iter().any(|&k| procfs::stat(k).map(|s| s.state) == Some('T')),
+            "signal mode should hold waiting tasks stopped"
+        );
     }
-    schedlab_os::managed::send_signal(pid, sig).unwrap();
+    schedlab_os::process::send_signal(pid, sig).unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success());
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let left: Vec<(i32, Option<char>)> =
-            kids.iter().map(|&k| (k, proc_state(k))).filter(|(_, s)| !matches!(s, None | Some('Z'))).collect();
+        let left: Vec<(i32, Option<char>)> = kids
+            .iter()
+            .map(|&k| (k, procfs::stat(k).map(|s| s.state)))
+            .filter(|(_, s)| !matches!(s, None | Some('Z')))
+            .collect();
         if left.is_empty() {
             break;
         }

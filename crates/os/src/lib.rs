@@ -12,12 +12,12 @@ pub mod clock;
 pub mod error;
 pub mod irq;
 pub mod machine;
-pub mod managed;
 pub mod perf;
+pub mod process;
+pub mod procfs;
 pub mod rusage;
 pub mod sched;
 pub mod signals;
-pub mod spawn;
 pub mod topology;
 pub mod tracefs;
 

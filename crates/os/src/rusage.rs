@@ -88,6 +88,15 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The status of a `wait` status word (terminated by a signal, or exited).
+    pub fn from_wait_status(status: i32) -> Self {
+        if libc::WIFSIGNALED(status) {
+            ExitStatus::Signaled(libc::WTERMSIG(status))
+        } else {
+            ExitStatus::Exited(libc::WEXITSTATUS(status))
+        }
+    }
+
     /// True for `exit(0)`.
     pub fn success(&self) -> bool {
         matches!(self, ExitStatus::Exited(0))
@@ -111,11 +120,7 @@ fn wait4(pid: i32, flags: i32) -> OsResult<Option<Reaped>> {
         // SAFETY: status and r are valid out-pointers.
         let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut r) };
         if rc > 0 {
-            let st = if libc::WIFSIGNALED(status) {
-                ExitStatus::Signaled(libc::WTERMSIG(status))
-            } else {
-                ExitStatus::Exited(libc::WEXITSTATUS(status))
-            };
+            let st = ExitStatus::from_wait_status(status);
             return Ok(Some(Reaped { pid: rc, status: st, usage: Usage::from_raw(&r) }));
         }
         if rc == 0 {

@@ -82,8 +82,6 @@ enum Cmd {
     Load {
         #[arg(long)]
         bytes: u64,
-        #[arg(long)]
-        parent: u32,
         #[arg(long, default_value_t = 600)]
         max_seconds: u64,
     },
@@ -192,10 +190,7 @@ pub fn run(args: Args) -> Result<()> {
         Cmd::Bench(a) => bench(a),
         Cmd::BenchQueue { tasks, reps, json } => bench_queue(tasks as usize, reps as usize, json),
         Cmd::Restore { state_dir } => restore(&state_dir),
-        Cmd::Load { bytes, parent, max_seconds } => {
-            if !load::tie_to_parent(parent) {
-                return Ok(());
-            }
+        Cmd::Load { bytes, max_seconds } => {
             load::load_body(bytes as usize, max_seconds as f64, || {
                 println!("ready");
                 use std::io::Write;

@@ -10,15 +10,15 @@
 //! - RT throttling must be on (`sched_rt_runtime_us` < period): even a runaway RT child leaves
 //!   5% of its CPU to everything else.
 //! - Every case is bounded by `--timeout` (spawning included): on expiry, or on Ctrl-C /
-//!   SIGTERM, every child is killed and reaped ([`HeldBatch`] also does it when dropped).
+//!   SIGTERM, every child is killed and reaped ([`Batch`] also does it when dropped).
 
 use super::case::{CaseFrame, CaseResult, ChildOutcome};
 use super::params::{Params, WorkloadKind};
 use anyhow::{bail, Context};
 use schedlab_os::affinity::{self, AffinityGuard};
+use schedlab_os::child::{Batch, ChildSpec, Output, ProcessHeadroom};
 use schedlab_os::rusage::ExitStatus;
 use schedlab_os::sched::{self, LinuxPolicy, SchedGuard, SchedParams};
-use schedlab_os::spawn::{ChildSpec, HeldBatch, ProcessHeadroom};
 use schedlab_os::tracefs::{Instance, SwitchEvent};
 use schedlab_os::{signals, OsError};
 use std::time::{Duration, Instant};
@@ -123,16 +123,14 @@ impl Harness {
     ) -> anyhow::Result<CaseRun> {
         let sched_params = params.child_sched(policy, procs);
         let cpus = params.child_cpus(policy);
-        let spec = ChildSpec {
-            program: params.program.clone(),
-            args: params.workload_args(workload),
-            sched: Some(sched_params),
-            cpus: Some(cpus.clone()),
-            stdout_to_null: true,
-        };
+        let spec = ChildSpec::new(&params.program)
+            .args(params.workload_args(workload))
+            .sched(sched_params)
+            .cpus(&cpus)
+            .stdout(Output::Null);
         let start = Instant::now();
         let deadline = start + params.timeout;
-        let mut batch = HeldBatch::new(spec)?;
+        let mut batch = Batch::new(spec)?;
         for i in 0..procs {
             if signals::stop_requested() {
                 bail!("stopped by a signal while spawning ({i} of {procs} children were killed and reaped)");

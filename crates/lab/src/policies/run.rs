@@ -8,6 +8,7 @@ use super::trace::{self, Tracer};
 use super::{charts, compare, predict, table_data};
 use crate::Progress;
 use anyhow::Context;
+use schedlab_os::child::{Child, ChildSpec, Output};
 use schedlab_os::signals;
 use schedlab_report::results::{envelope, RunDir};
 use schedlab_report::section::{Figure, Section, Status};
@@ -27,23 +28,19 @@ pub const TITLE: &str = "Live Linux policy benchmark: OTHER vs FIFO vs RR on rea
 
 /// Check that `program workload cpu` runs (within 30 s) before spawning thousands of it.
 fn check_program(params: &Params) -> anyhow::Result<()> {
-    let mut child = std::process::Command::new(&params.program)
-        .args(["workload", "cpu", "--iterations", "1"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {} workload cpu", params.program.display()))?;
-    let status = match schedlab_os::child::wait_timeout(&mut child, std::time::Duration::from_secs(30))? {
-        Some(s) => s,
+    let spec = ChildSpec::new(&params.program).args(["workload", "cpu", "--iterations", "1"]).stdout(Output::Null);
+    let mut child =
+        Child::spawn(&spec).with_context(|| format!("running {} workload cpu", params.program.display()))?;
+    let status = match child.wait_timeout(std::time::Duration::from_secs(30))? {
+        Some(r) => r.status,
         None => {
-            let _ = child.kill();
-            let _ = child.wait();
+            child.kill()?;
             anyhow::bail!("{} workload cpu --iterations 1 did not finish in 30 s", params.program.display());
         }
     };
     if !status.success() {
         anyhow::bail!(
-            "{} does not run `workload cpu` ({status}): children must exec the schedlab binary",
+            "{} does not run `workload cpu` ({status:?}): children must exec the schedlab binary",
             params.program.display()
         );
     }

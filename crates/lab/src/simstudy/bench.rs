@@ -7,12 +7,13 @@
 //! sums turnaround times) and producing a result record per task as well.
 
 use anyhow::{bail, Context, Result};
+use schedlab_os::child::{self, Child, ChildSpec, Output};
 use schedlab_sim::engine::{simulate, SimConfig};
 use schedlab_sim::generate;
 use schedlab_sim::policies::by_spec;
 use schedlab_sim::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
@@ -103,22 +104,25 @@ pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, rep
     }
     let csv = dir.join("simpy_tasks.csv");
     write_tasks_csv(w, &csv)?;
-    let out = std::process::Command::new(python)
-        .arg(script)
-        .arg(&csv)
-        .arg(quantum_ns.to_string())
-        .arg(repeat.max(1).to_string())
-        .output()
-        .with_context(|| format!("running {python} {}", script.display()))?;
-    if !out.status.success() {
+    let spec = ChildSpec::new(python)
+        .arg(script.display().to_string())
+        .arg(csv.display().to_string())
+        .args([quantum_ns.to_string(), repeat.max(1).to_string()])
+        .stdout(Output::Pipe)
+        .stderr(Output::Pipe);
+    let mut child = Child::spawn(&spec).with_context(|| format!("running {python} {}", script.display()))?;
+    let stderr = child::collect_output(child.take_stderr().expect("piped stderr"), 1 << 16);
+    let mut stdout = String::new();
+    child.take_stdout().expect("piped stdout").read_to_string(&mut stdout)?;
+    let status = child.wait()?.status;
+    if !status.success() {
         bail!(
-            "{} failed ({}): {} (is SimPy installed? `pip install simpy`)",
+            "{} failed ({status:?}): {} (is SimPy installed? `pip install simpy`)",
             script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            stderr.recv().unwrap_or_default().trim()
         );
     }
-    let s: SimpyOut = serde_json::from_slice(&out.stdout).context("reading the SimPy script's JSON")?;
+    let s: SimpyOut = serde_json::from_str(&stdout).context("reading the SimPy script's JSON")?;
     Ok(Row {
         engine: "simpy".into(),
         policy: format!("rr:quantum={}", quantum_ns as f64 / 1e6),

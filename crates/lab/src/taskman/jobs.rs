@@ -10,11 +10,11 @@
 use super::config::ManagerConfig;
 use super::manager::{Manager, ManagerReport, TaskResult};
 use anyhow::{bail, Context, Result};
+use schedlab_os::child::{Child, ChildSpec, Output};
+use schedlab_os::process::{self, Signal};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::os::fd::AsFd;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -132,17 +132,17 @@ pub fn run_jobs(cfg: &ManagerConfig, jobs: &[Job], opts: &RunOptions) -> Result<
         if schedlab_os::signals::stop_requested() && term_sent.is_none() {
             interrupted = true;
             manager.cancel();
-            signal_all(&running, libc::SIGTERM);
+            signal_all(&running, Signal::SIGTERM);
             term_sent = Some(Instant::now());
         }
         if term_sent.is_some_and(|t| t.elapsed() > Duration::from_secs(2)) {
-            signal_all(&running, libc::SIGKILL);
+            signal_all(&running, Signal::SIGKILL);
         }
         if let Some(limit) = opts.timeout {
             let over: Vec<u32> =
                 lock(&running).values().filter(|(_, t)| t.elapsed() > limit).map(|(pid, _)| *pid).collect();
             for pid in over {
-                kill(pid, libc::SIGKILL);
+                let _ = process::signal(pid as i32, Signal::SIGKILL);
             }
         }
     }
@@ -203,50 +203,35 @@ fn jobs_command(jobs: &[Job], id: u64, injected: bool) -> String {
 }
 
 fn run_child(id: u64, job: &Job, running: &Running, stdout_to_stderr: bool) -> Result<JobExit, String> {
-    let mut cmd = match job {
-        Job::Shell(line) => {
-            let mut c = Command::new("/bin/sh");
-            c.arg("-c").arg(line);
-            c
-        }
-        Job::Argv(v) => {
-            let mut c = Command::new(&v[0]);
-            c.args(&v[1..]);
-            c
-        }
+    let spec = match job {
+        Job::Shell(line) => ChildSpec::shell(line),
+        Job::Argv(v) => ChildSpec::from_argv(v).map_err(|e| e.to_string())?,
     };
-    cmd.stdin(Stdio::null());
-    if stdout_to_stderr {
-        if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
-            cmd.stdout(Stdio::from(fd));
-        }
-    }
+    let spec = if stdout_to_stderr { spec.stdout(Output::Stderr) } else { spec };
     let t0 = Instant::now();
-    // std resets the signal mask in the child, so commands do not inherit the worker's blocked
-    // signals; they do inherit its CPU affinity and scheduling policy.
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", job.display()))?;
-    let pid = child.id();
+    // Forked from the worker thread: the command inherits its CPU affinity and scheduling
+    // policy, but not its blocked signals (the child builder resets them), and dies if the
+    // worker thread does.
+    let mut child = Child::spawn(&spec).map_err(|e| format!("cannot start `{}`: {e}", job.display()))?;
+    let pid = child.pid() as u32;
     lock(running).insert(id, (pid, t0));
-    let status = child.wait();
+    let reaped = child.wait();
     lock(running).remove(&id);
-    let status = status.map_err(|e| format!("waiting for `{}`: {e}", job.display()))?;
-    use std::os::unix::process::ExitStatusExt;
-    Ok(JobExit { pid, exit_code: status.code(), signal: status.signal(), wall_s: t0.elapsed().as_secs_f64() })
+    let reaped = reaped.map_err(|e| format!("waiting for `{}`: {e}", job.display()))?;
+    let (exit_code, signal) = match reaped.status {
+        schedlab_os::rusage::ExitStatus::Exited(c) => (Some(c), None),
+        schedlab_os::rusage::ExitStatus::Signaled(s) => (None, Some(s)),
+    };
+    Ok(JobExit { pid, exit_code, signal, wall_s: t0.elapsed().as_secs_f64() })
 }
 
 fn lock(r: &Running) -> std::sync::MutexGuard<'_, HashMap<u64, (u32, Instant)>> {
     r.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn signal_all(running: &Running, sig: i32) {
+fn signal_all(running: &Running, sig: Signal) {
     for (pid, _) in lock(running).values() {
-        kill(*pid, sig);
-    }
-}
-
-fn kill(pid: u32, sig: i32) {
-    if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+        let _ = process::signal(*pid as i32, sig);
     }
 }
 

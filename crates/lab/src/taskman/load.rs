@@ -4,14 +4,15 @@
 //! Each load is a child process running `schedlab taskman load` (the same binary), so it is a
 //! separate process as in the seed and is scheduled by the OS like any other. A [`LoadSet`] kills
 //! and reaps its children when dropped (normal end, error, unwinding panic, the SIGINT/SIGTERM
-//! path); each child also asks the kernel to SIGKILL it when its parent dies
-//! (`PR_SET_PDEATHSIG`) and stops by itself after `--max-seconds`, so none can outlive a run.
+//! path); the kernel SIGKILLs each when its parent dies (`PR_SET_PDEATHSIG`, set by
+//! [`schedlab_os::child`]) and each stops by itself after `--max-seconds`, so none can outlive
+//! a run.
 
 use anyhow::{bail, Context, Result};
+use schedlab_os::child::{Child, ChildSpec, Output};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
@@ -89,7 +90,7 @@ pub fn load_body(bytes: usize, max_s: f64, ready: impl FnOnce()) -> u64 {
     passes
 }
 
-/// Running load processes; killed and reaped on drop.
+/// Running load processes; each [`Child`] is killed and reaped when the set is dropped.
 pub struct LoadSet {
     children: Vec<Child>,
     pub load: Load,
@@ -104,18 +105,16 @@ impl LoadSet {
         if load == Load::None {
             return Ok(set);
         }
+        let spec = ChildSpec::new(exe)
+            .args(["taskman", "load", "--bytes", &bytes_each.to_string()])
+            .args(["--max-seconds", &max_s.to_string()])
+            .stdout(Output::Pipe);
         for _ in 0..count {
-            let child = Command::new(exe)
-                .args(["taskman", "load", "--bytes", &bytes_each.to_string()])
-                .args(["--parent", &std::process::id().to_string(), "--max-seconds", &max_s.to_string()])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .spawn()
-                .with_context(|| format!("starting a load process ({})", exe.display()))?;
+            let child = Child::spawn(&spec).with_context(|| format!("starting a load process ({})", exe.display()))?;
             set.children.push(child);
         }
         for c in set.children.iter_mut() {
-            let out = c.stdout.take().context("load process stdout")?;
+            let out = c.take_stdout().context("load process stdout")?;
             // Dropping `set` on an early return kills every load process.
             let line = schedlab_os::child::read_line_timeout(out, READY_TIMEOUT)
                 .context("waiting for a load process")?
@@ -129,25 +128,8 @@ impl LoadSet {
 
     /// Process ids of the loads.
     pub fn pids(&self) -> Vec<u32> {
-        self.children.iter().map(Child::id).collect()
+        self.children.iter().map(|c| c.pid() as u32).collect()
     }
-}
-
-impl Drop for LoadSet {
-    fn drop(&mut self) {
-        for c in self.children.iter_mut() {
-            let _ = c.kill();
-        }
-        for c in self.children.iter_mut() {
-            let _ = c.wait();
-        }
-    }
-}
-
-/// Make the calling (load) process die with its parent; false if the parent is already gone.
-pub fn tie_to_parent(parent: u32) -> bool {
-    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
-    nix::unistd::getppid().as_raw() as u32 == parent
 }
 
 #[cfg(test)]

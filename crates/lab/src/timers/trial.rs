@@ -5,13 +5,13 @@
 
 use super::service::{run_sleepers, TickMode, TickerStats};
 use anyhow::{bail, Context};
-use schedlab_os::{clock, rusage};
+use schedlab_os::child::{Child, ChildSpec, Output};
+use schedlab_os::clock;
 use schedlab_report::stats::Spread;
 use schedlab_timerq::Kind;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// What a trial child is asked to do.
@@ -68,44 +68,21 @@ pub struct TrialResult {
 pub fn run_in_child(exe: &Path, spec: &TrialSpec, timeout: Duration) -> anyhow::Result<TrialResult> {
     let spec_json = serde_json::to_string(spec)?;
     let start = clock::monotonic_ns();
-    let mut child = Command::new(exe)
-        .args(["timers", "trial", "--spec", &spec_json])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("starting trial child {}", exe.display()))?;
-    let pid = child.id() as i32;
-    let deadline = start + timeout.as_nanos() as u64;
-    // Poll with wait4 (not Child::wait) to get the child's own rusage; the report is a few kB,
-    // well inside the pipe buffer, so the child never blocks on its stdout.
-    let reaped = loop {
-        match rusage::try_wait_pid(pid) {
-            Ok(Some(r)) => break r,
-            Ok(None) => {}
-            Err(e) => {
-                // std's Child does not kill on drop: never leave the trial running.
-                let _ = child.kill();
-                let _ = rusage::wait_pid(pid);
-                return Err(e.into());
-            }
-        }
-        let now = clock::monotonic_ns();
-        if now > deadline || schedlab_os::signals::stop_requested() {
-            let _ = child.kill();
-            let _ = rusage::wait_pid(pid);
-            if now > deadline {
-                bail!("{} trial took longer than {:.0} s and was killed", spec.kind, timeout.as_secs_f64());
-            }
-            bail!("interrupted");
-        }
-        std::thread::sleep(Duration::from_millis(2));
+    let spec_child =
+        ChildSpec::new(exe).args(["timers", "trial", "--spec", &spec_json]).stdout(Output::Pipe).stderr(Output::Pipe);
+    let mut child = Child::spawn(&spec_child).with_context(|| format!("starting trial child {}", exe.display()))?;
+    // The child's own rusage comes from wait4; the report is a few kB, well inside the pipe
+    // buffer, so the child never blocks on its stdout. Dropping `child` kills it on any error.
+    let reaped = match child.wait_timeout(timeout)? {
+        Some(r) => r,
+        None if schedlab_os::signals::stop_requested() => bail!("interrupted"),
+        None => bail!("{} trial took longer than {:.0} s and was killed", spec.kind, timeout.as_secs_f64()),
     };
     let real_s = (clock::monotonic_ns() - start) as f64 / 1e9;
     let mut out = String::new();
-    child.stdout.take().expect("piped stdout").read_to_string(&mut out)?;
+    child.take_stdout().expect("piped stdout").read_to_string(&mut out)?;
     let mut err = String::new();
-    child.stderr.take().expect("piped stderr").read_to_string(&mut err)?;
+    child.take_stderr().expect("piped stderr").read_to_string(&mut err)?;
     if !reaped.status.success() {
         bail!("{} trial child failed ({:?}): {}", spec.kind, reaped.status, err.trim());
     }

@@ -20,7 +20,8 @@ use super::tasks::{TaskEnd, TaskSet};
 use anyhow::{bail, Context, Result};
 use schedlab_os::affinity::{self, AffinityGuard};
 use schedlab_os::clock;
-use schedlab_os::managed;
+use schedlab_os::process::Signal;
+use schedlab_os::procfs;
 use schedlab_os::sched::{self, LinuxPolicy, SchedGuard, SchedParams};
 use schedlab_os::signals;
 use schedlab_sim::{EnqueueReason, Policy, TaskView};
@@ -330,7 +331,7 @@ fn dispatch(
             let deficit = r.budget.saturating_sub(used);
             // /proc is read only when the task fell short (blocked, or preempted by throttling).
             let short = deficit > lead + EXTEND_TOLERANCE_NS;
-            let state = if short { managed::proc_state(set.pid(r.task)) } else { None };
+            let state = if short { procfs::stat(set.pid(r.task)).map(|s| s.state) } else { None };
             // A runnable task that has not had its CPU keeps the slice however long that takes
             // (as the kernel's current task would); only blocking or the run's end cut it short.
             if short && state == Some('R') && now < hard_end {
@@ -384,9 +385,9 @@ fn dispatch(
                             }
                         }
                         Mechanism::Signal => {
-                            set.signal(next, libc::SIGCONT);
+                            set.signal(next, Signal::SIGCONT);
                             if let Some(o) = old {
-                                set.signal(o, libc::SIGSTOP);
+                                set.signal(o, Signal::SIGSTOP);
                             }
                         }
                     }
@@ -422,7 +423,7 @@ fn dispatch(
                     Mechanism::Prio => {
                         let _ = sched::set_sched(set.pid(o), &wait);
                     }
-                    Mechanism::Signal => set.signal(o, libc::SIGSTOP),
+                    Mechanism::Signal => set.signal(o, Signal::SIGSTOP),
                 }
             }
         }

@@ -71,7 +71,7 @@ pub fn check_tasks(tasks: &[TaskSpec]) -> Result<()> {
         bail!("no tasks: give at least one --task WEIGHT:CMD, e.g. --task 4:'schedlab workload crypt --forever'");
     }
     for t in tasks {
-        if let Err(e) = schedlab_os::managed::resolve_program(&t.argv[0]) {
+        if let Err(e) = schedlab_os::child::resolve_program(std::path::Path::new(&t.argv[0])) {
             bail!("task '{}:{}': {e}", t.weight, t.command());
         }
     }

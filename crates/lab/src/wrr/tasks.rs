@@ -2,15 +2,15 @@
 //! captured, reaped as they exit, and ended the same way on every exit path — frozen (SIGSTOP)
 //! so work counters stop together, reset to SCHED_OTHER, asked to stop (SIGTERM), then killed
 //! (SIGKILL to the whole process group) after a grace period. Dropping a [`TaskSet`] kills and
-//! reaps whatever is still alive; if the dispatcher itself is killed, `PR_SET_PDEATHSIG`
-//! (set in each child before exec) kills the tasks.
+//! reaps whatever is still alive (each task is a [`Child`]); if the dispatcher itself is
+//! killed, `PR_SET_PDEATHSIG` (set in each child before exec) kills the tasks.
 
 use super::spec::TaskSpec;
 use anyhow::{Context, Result};
-use schedlab_os::managed::{self, ManagedChild};
-use schedlab_os::rusage::{self, ExitStatus};
+use schedlab_os::child::{self, Barrier, Child, ChildSpec, Output};
+use schedlab_os::process::{self, Signal, TaskClock};
+use schedlab_os::rusage::ExitStatus;
 use schedlab_os::sched::{self, SchedParams};
-use std::io::Read;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -30,71 +30,62 @@ pub struct TaskEnd {
     pub output: String,
 }
 
-struct Child {
-    mc: ManagedChild,
-    clock: Option<managed::TaskClock>,
+struct Task {
+    child: Child,
+    clock: Option<TaskClock>,
     output: Option<mpsc::Receiver<String>>,
-    reaped: Option<rusage::Reaped>,
 }
 
 /// The processes of one run.
 pub struct TaskSet {
-    children: Vec<Child>,
+    tasks: Vec<Task>,
 }
 
 impl TaskSet {
     /// Spawn every task stopped before exec, pinned to `cpus` (empty = no pinning).
     /// On an error the tasks already spawned are killed (by `Drop`).
     pub fn spawn(specs: &[TaskSpec], cpus: &[usize]) -> Result<Self> {
-        let mut set = TaskSet { children: Vec::new() };
+        let mut set = TaskSet { tasks: Vec::new() };
         for s in specs {
-            let mut mc = managed::spawn_stopped(&s.argv, cpus, true)
-                .with_context(|| format!("starting task '{}:{}'", s.weight, s.command()))?;
-            let output = mc.stdout.take().map(|mut f| {
-                let (tx, rx) = mpsc::channel();
-                std::thread::spawn(move || {
-                    let mut buf = Vec::new();
-                    let _ = f.read_to_end(&mut buf);
-                    let start = buf.len().saturating_sub(MAX_OUTPUT);
-                    let _ = tx.send(String::from_utf8_lossy(&buf[start..]).into_owned());
-                });
-                rx
-            });
-            let clock = managed::TaskClock::open(mc.pid).ok();
-            set.children.push(Child { mc, clock, output, reaped: None });
+            let mut spec = ChildSpec::from_argv(&s.argv)?.stdout(Output::Pipe).barrier(Barrier::Stop);
+            if !cpus.is_empty() {
+                spec = spec.cpus(cpus);
+            }
+            let mut child =
+                Child::spawn(&spec).with_context(|| format!("starting task '{}:{}'", s.weight, s.command()))?;
+            let output = child.take_stdout().map(|f| child::collect_output(f, MAX_OUTPUT));
+            let clock = TaskClock::open(child.pid()).ok();
+            set.tasks.push(Task { child, clock, output });
         }
         Ok(set)
     }
 
     /// Number of tasks.
     pub fn len(&self) -> usize {
-        self.children.len()
+        self.tasks.len()
     }
 
     /// True when there are no tasks.
     pub fn is_empty(&self) -> bool {
-        self.children.is_empty()
+        self.tasks.is_empty()
     }
 
     /// Process id of task `i`.
     pub fn pid(&self, i: usize) -> i32 {
-        self.children[i].mc.pid
+        self.tasks[i].child.pid()
     }
 
     /// True while task `i` has not been reaped.
     pub fn alive(&self, i: usize) -> bool {
-        self.children[i].reaped.is_none()
+        self.tasks[i].child.is_alive()
     }
 
     /// Reap tasks that exited (without blocking); returns their indices.
     pub fn reap(&mut self) -> Vec<usize> {
         let mut out = Vec::new();
-        for (i, c) in self.children.iter_mut().enumerate() {
-            if c.reaped.is_none() {
-                if let Ok(Some(r)) = rusage::try_wait_pid(c.mc.pid) {
-                    c.reaped = Some(r);
-                    out.push(i);
-                }
+        for (i, t) in self.tasks.iter_mut().enumerate() {
+            if t.child.is_alive() && matches!(t.child.try_wait(), Ok(Some(_))) {
+                out.push(i);
             }
         }
         out
@@ -103,38 +94,36 @@ impl TaskSet {
     /// CPU time of task `i` so far: its task-clock counter (exact while it runs), else the
     /// process CPU clock, else its rusage once reaped.
     pub fn cpu_ns(&mut self, i: usize) -> u64 {
-        let c = &mut self.children[i];
-        if let Some(ns) = c.clock.as_mut().and_then(|k| k.read_ns().ok()) {
+        let t = &mut self.tasks[i];
+        if let Some(ns) = t.clock.as_mut().and_then(|k| k.read_ns().ok()) {
             return ns;
         }
-        match &c.reaped {
+        match t.child.reaped() {
             Some(r) => ((r.usage.user_s + r.usage.sys_s) * 1e9) as u64,
-            None => managed::process_cpu_ns(c.mc.pid).unwrap_or(0),
+            None => process::process_cpu_ns(t.child.pid()).unwrap_or(0),
         }
     }
 
-    /// Signal task `i`'s process (not its group).
-    pub fn signal(&self, i: usize, sig: i32) {
-        if self.alive(i) {
-            let _ = managed::send_signal(self.children[i].mc.pid, sig);
-        }
+    /// Signal task `i`'s process (not its group), while it is unreaped.
+    pub fn signal(&self, i: usize, sig: Signal) {
+        let _ = self.tasks[i].child.signal(sig as i32);
     }
 
     /// Release task `i` from its start barrier (SIGCONT).
-    pub fn release(&self, i: usize) -> Result<()> {
-        Ok(self.children[i].mc.release()?)
+    pub fn release(&mut self, i: usize) -> Result<()> {
+        Ok(self.tasks[i].child.release()?)
     }
 
     /// Stop every live task and wait (up to 500 ms) until each is in state T, so CPU clocks
     /// and work counters are read at one instant.
     pub fn freeze(&self) {
         for i in 0..self.len() {
-            self.signal(i, libc::SIGSTOP);
+            self.signal(i, Signal::SIGSTOP);
         }
         let deadline = Instant::now() + Duration::from_millis(500);
-        for c in self.children.iter().filter(|c| c.reaped.is_none()) {
+        for t in self.tasks.iter().filter(|t| t.child.is_alive()) {
             while Instant::now() < deadline {
-                match managed::proc_state(c.mc.pid) {
+                match schedlab_os::procfs::stat(t.child.pid()).map(|s| s.state) {
                     Some('T') | Some('t') | Some('Z') | None => break,
                     _ => std::thread::sleep(Duration::from_micros(200)),
                 }
@@ -147,10 +136,9 @@ impl TaskSet {
     pub fn finish(mut self, grace: Duration) -> Vec<TaskEnd> {
         for i in 0..self.len() {
             if self.alive(i) {
-                let pid = self.pid(i);
-                let _ = sched::set_sched(pid, &SchedParams::other_nice(0));
-                let _ = managed::send_signal(pid, libc::SIGTERM);
-                let _ = managed::send_signal(pid, libc::SIGCONT);
+                let _ = sched::set_sched(self.pid(i), &SchedParams::other_nice(0));
+                self.signal(i, Signal::SIGTERM);
+                self.signal(i, Signal::SIGCONT);
             }
         }
         let deadline = Instant::now() + grace;
@@ -158,46 +146,25 @@ impl TaskSet {
             self.reap();
             std::thread::sleep(Duration::from_millis(5));
         }
-        self.kill_all();
-        let children = std::mem::take(&mut self.children);
-        children
+        std::mem::take(&mut self.tasks)
             .into_iter()
-            .map(|mut c| {
-                let r = c.reaped.expect("kill_all reaps every child");
-                let exec_error =
-                    if r.status == ExitStatus::Exited(127) { c.mc.exec_error().map(|e| e.to_string()) } else { None };
-                let output = c.output.and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok()).unwrap_or_default();
+            .map(|mut t| {
+                // Each task leads its own process group: SIGKILL takes its stopped children too.
+                let reaped = t.child.kill().ok();
+                let exec_error = match reaped.map(|r| r.status) {
+                    Some(ExitStatus::Exited(127)) => t.child.exec_error().map(|e| e.to_string()),
+                    _ => None,
+                };
+                let output = t.output.and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok()).unwrap_or_default();
                 TaskEnd {
-                    pid: r.pid,
-                    rusage_cpu_ns: ((r.usage.user_s + r.usage.sys_s) * 1e9) as u64,
-                    status: Some(r.status),
+                    pid: t.child.pid(),
+                    rusage_cpu_ns: reaped.map_or(0, |r| ((r.usage.user_s + r.usage.sys_s) * 1e9) as u64),
+                    status: reaped.map(|r| r.status),
                     exec_error,
                     output,
                 }
             })
             .collect()
-    }
-
-    /// SIGKILL every task's process group (stopped processes die too) and reap the tasks.
-    fn kill_all(&mut self) {
-        for c in self.children.iter_mut() {
-            if c.reaped.is_none() {
-                // kill(-pgid): each task leads its own process group (setpgid in the child).
-                // Only while the leader is unreaped: its pid (= the group id) cannot have been
-                // reused by an unrelated group yet.
-                let _ = managed::send_signal(-c.mc.pid, libc::SIGKILL);
-                let _ = managed::send_signal(c.mc.pid, libc::SIGKILL);
-                if let Ok(r) = rusage::wait_pid(c.mc.pid) {
-                    c.reaped = Some(r);
-                }
-            }
-        }
-    }
-}
-
-impl Drop for TaskSet {
-    fn drop(&mut self) {
-        self.kill_all();
     }
 }
 
@@ -224,11 +191,11 @@ mod tests {
         let specs = vec![TaskSpec { weight: 1, argv: vec!["sleep".into(), "30".into()] }];
         let pid;
         {
-            let set = TaskSet::spawn(&specs, &[]).unwrap();
+            let mut set = TaskSet::spawn(&specs, &[]).unwrap();
             pid = set.pid(0);
             set.release(0).unwrap();
         }
-        assert_eq!(managed::proc_state(pid), None, "task {pid} survived its TaskSet");
+        assert_eq!(schedlab_os::procfs::stat(pid), None, "task {pid} survived its TaskSet");
     }
 
     #[test]
@@ -237,7 +204,7 @@ mod tests {
             weight: 1,
             argv: vec!["sh".into(), "-c".into(), "trap 'echo done; exit 0' TERM; while :; do sleep 0.01; done".into()],
         }];
-        let set = TaskSet::spawn(&specs, &[]).unwrap();
+        let mut set = TaskSet::spawn(&specs, &[]).unwrap();
         set.release(0).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         let ends = set.finish(Duration::from_secs(2));

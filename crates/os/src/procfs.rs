@@ -1,0 +1,112 @@
+//! Reading `/proc/<pid>/stat` (one parser for every caller) and telling whether a process is
+//! still the one we knew: a process is identified by host, boot id, pid and its start time in
+//! clock ticks since boot (field 22), a triple that survives pid reuse.
+
+use serde::{Deserialize, Serialize};
+use std::fs;
+
+/// The fields of `/proc/<pid>/stat` schedlab uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// R, S, D, T, t, Z, ...
+    pub state: char,
+    pub ppid: i32,
+    /// Start time in clock ticks since boot.
+    pub start_ticks: u64,
+}
+
+/// `/proc/<pid>/stat` of a process, None if there is no such process (a zombie is still there).
+pub fn stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Parse the text of a stat file. The command name (field 2) may hold spaces and parentheses:
+/// fields resume after the last ')'.
+pub fn parse_stat(text: &str) -> Option<ProcStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    // After the state come ppid (field 4) … starttime (field 22): the 18th after ppid.
+    let start_ticks = f.nth(17)?.parse().ok()?;
+    Some(ProcStat { state, ppid, start_ticks })
+}
+
+/// The host name (`/proc/sys/kernel/hostname`).
+pub fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// This boot's id (`/proc/sys/kernel/random/boot_id`).
+pub fn boot_id() -> String {
+    fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Who a process is, in a form that can be stored and checked later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessIdentity {
+    pub host: String,
+    pub boot_id: String,
+    pub pid: u32,
+    /// Start time of the process in clock ticks since boot (0 if unknown).
+    pub start_ticks: u64,
+}
+
+impl ProcessIdentity {
+    /// The current process.
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        ProcessIdentity {
+            host: hostname(),
+            boot_id: boot_id(),
+            pid,
+            start_ticks: stat(pid as i32).map_or(0, |s| s.start_ticks),
+        }
+    }
+
+    /// Whether this process is certainly gone. Only answerable on the same host: a process on
+    /// another machine is never declared dead from here.
+    pub fn is_gone(&self) -> bool {
+        if self.host != hostname() {
+            return false;
+        }
+        let boot = boot_id();
+        if !self.boot_id.is_empty() && !boot.is_empty() && self.boot_id != boot {
+            return true; // the machine rebooted since
+        }
+        match stat(self.pid as i32) {
+            None => true,
+            Some(s) => self.start_ticks != 0 && s.start_ticks != self.start_ticks, // pid reused
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 \
+                    18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(parse_stat(line), Some(ProcStat { state: 'S', ppid: 1, start_ticks: 987654 }));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn the_current_process_is_alive_and_a_reaped_child_is_gone() {
+        let me = ProcessIdentity::current();
+        assert!(me.start_ticks > 0);
+        assert_eq!(stat(me.pid as i32).unwrap().ppid as u32, std::os::unix::process::parent_id());
+        assert!(!me.is_gone());
+        let mut child = crate::child::Child::spawn(&crate::child::ChildSpec::new("true")).unwrap();
+        let pid = child.pid() as u32;
+        child.wait().unwrap();
+        let gone = ProcessIdentity { pid, start_ticks: 1, ..me.clone() };
+        assert!(gone.is_gone());
+        // Same pid, wrong start time: pid reuse is detected.
+        assert!(ProcessIdentity { start_ticks: me.start_ticks + 1, ..me.clone() }.is_gone());
+        // Another host: never declared dead from here.
+        assert!(!ProcessIdentity { host: "elsewhere".into(), pid, ..me }.is_gone());
+    }
+}
