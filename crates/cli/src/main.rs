@@ -1,7 +1,12 @@
-//! `schedlab`: the one binary. A thin layer over the libraries: clap subcommands, progress
-//! bars, table printing. Each area's commands live in `cmd/<area>.rs`.
+//! `schedlab`: the one binary, a thin layer over the libraries. Each area's commands live in
+//! `cmd/<area>.rs` and do three things: parse the command line, call the `lab` function that
+//! runs the experiment and returns its section, and hand the section to [`output::emit`]. The
+//! signal lifecycle is here, once: commands that run experiments get the stop handler
+//! (SIGINT/SIGTERM/SIGHUP set a flag their loops poll), and a command that was stopped exits
+//! the way the signal would have ended it (130 for Ctrl-C, 143 for SIGTERM).
 
 mod cmd;
+mod host;
 mod output;
 mod progress;
 mod units;
@@ -46,8 +51,23 @@ enum Command {
     Results(cmd::results::Args),
 }
 
+impl Command {
+    /// Whether the command polls the stop flag (and so must install the handler instead of
+    /// letting SIGINT end it at once). Commands that never poll keep the default dispositions.
+    fn polls_stop(&self) -> bool {
+        match self {
+            Command::Sim(_) | Command::Results(_) => false,
+            Command::Workload(a) => a.polls_stop(),
+            _ => true,
+        }
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
+    if cli.command.polls_stop() {
+        schedlab_os::signals::install_stop_handler();
+    }
     let result = match cli.command {
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Timers(a) => cmd::timers::run(a),
@@ -59,6 +79,13 @@ fn main() {
         Command::Workload(a) => cmd::workload::run(a),
         Command::Results(a) => cmd::results::run(a),
     };
+    if schedlab_os::signals::stop_requested() {
+        if let Err(e) = &result {
+            eprintln!("schedlab: {}", output::one_sentence(e));
+        }
+        eprintln!("schedlab: stopped by a signal; what finished was kept and everything changed was restored");
+        schedlab_os::signals::exit_like_signal();
+    }
     if let Err(e) = result {
         eprintln!("schedlab: {}", output::one_sentence(&e));
         std::process::exit(2);

@@ -1,8 +1,47 @@
-//! How commands speak: a human view of a report section (tables, verdicts, where the files
-//! are) or one JSON document on stdout with `--json`, and errors as one sentence.
+//! How commands speak: every command that produces results writes them with the one run writer
+//! ([`RunDir::write`]) and then prints either a human view of the section (tables, verdicts,
+//! where the files are) or, with `--json`, the results document on stdout — the same document
+//! as results.json. Errors become one sentence.
 
+use crate::host::Host;
+use anyhow::Result;
+use schedlab_report::results::{self, RunDir};
 use schedlab_report::section::{Outcome, Section, Status};
 use serde_json::Value;
+use std::path::PathBuf;
+
+/// The output options every result-producing command takes.
+#[derive(clap::Args, Clone, Debug)]
+pub struct OutputArgs {
+    /// Print the results document (what results.json holds) on stdout instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/`.
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Write the section's run directory when it has results (otherwise only build its document),
+/// so `s.data` is the results document and `s.run_dir` says where it is.
+pub fn save(s: &mut Section, out: &std::path::Path, host: &Host) -> Result<()> {
+    if s.has_results() {
+        RunDir::write(out, s, &host.provenance)?;
+    } else {
+        s.data = results::envelope(s, &host.provenance, &results::now_utc());
+    }
+    Ok(())
+}
+
+/// Save, then print the section for a person or its document as JSON.
+pub fn emit(mut s: Section, o: &OutputArgs, host: &Host) -> Result<Section> {
+    save(&mut s, &o.out, host)?;
+    if o.json {
+        print_json(&s.data)?;
+    } else {
+        print_section(&s);
+    }
+    Ok(s)
+}
 
 /// Print a section for a person: title, summary, tables, verdicts and the run directory.
 pub fn print_section(s: &Section) {
@@ -33,19 +72,9 @@ pub fn print_section(s: &Section) {
 }
 
 /// Print one JSON document on stdout.
-pub fn print_json(doc: &Value) -> anyhow::Result<()> {
+pub fn print_json(doc: &Value) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(doc)?);
     Ok(())
-}
-
-/// Print a section as a person or as JSON (its data document) depending on `json`.
-pub fn emit(s: &Section, json: bool) -> anyhow::Result<()> {
-    if json {
-        print_json(&s.data)
-    } else {
-        print_section(s);
-        Ok(())
-    }
 }
 
 /// An error chain as one sentence: "what failed: why: deeper cause".

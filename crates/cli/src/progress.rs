@@ -1,7 +1,9 @@
-//! Progress of `schedlab reproduce` on stderr: an overall bar and one bar per experiment with
-//! an estimate of the time left (indicatif) when stderr is a terminal, one plain line per
-//! experiment otherwise. The estimate starts from `Experiment::estimate_s` and is corrected
-//! by how fast the finished experiments actually ran.
+//! Progress on stderr, for `schedlab reproduce` and every single command alike: an overall bar
+//! and one bar per experiment with an estimate of the time left (indicatif) when stderr is a
+//! terminal; otherwise plain lines — one when an experiment starts, one per new step it
+//! reports, one when it ends. The estimate starts from `Experiment::estimate_s` and is
+//! corrected by how fast the finished experiments actually ran. A single command uses a
+//! [`CommandProgress`], a one-experiment [`Reporter`].
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use schedlab_lab::Progress;
@@ -113,7 +115,7 @@ impl Reporter {
                 None
             }
         };
-        ExperimentProgress { bar, state: self.state.clone() }
+        ExperimentProgress { bar, state: self.state.clone(), last: Mutex::new(String::new()) }
     }
 
     /// Experiment `i` ended with this status word.
@@ -189,6 +191,8 @@ impl Bars {
 pub struct ExperimentProgress {
     bar: Option<ProgressBar>,
     state: Arc<Mutex<State>>,
+    /// The last step printed as a line (no bar): repeats are not printed again.
+    last: Mutex<String>,
 }
 
 impl Progress for ExperimentProgress {
@@ -197,9 +201,51 @@ impl Progress for ExperimentProgress {
         if let Some((_, _, cur)) = self.state.lock().unwrap().current.as_mut() {
             *cur = f;
         }
-        if let Some(bar) = &self.bar {
-            bar.set_position((f * SCALE as f64) as u64);
-            bar.set_message(what.to_string());
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position((f * SCALE as f64) as u64);
+                bar.set_message(what.to_string());
+            }
+            None => {
+                let mut last = self.last.lock().unwrap();
+                if !what.is_empty() && *last != what {
+                    eprintln!("schedlab:   {what}");
+                    *last = what.to_string();
+                }
+            }
+        }
+    }
+}
+
+/// The progress of a single command (one experiment).
+pub struct CommandProgress {
+    reporter: Option<Reporter>,
+    handle: Option<ExperimentProgress>,
+}
+
+impl CommandProgress {
+    /// Start showing progress of `name` (estimated `estimate_s` seconds) on stderr.
+    pub fn start(name: &str, title: &str, estimate_s: f64) -> Self {
+        let reporter = Reporter::new(&[(name.to_string(), estimate_s)]);
+        let handle = reporter.start(0, title);
+        CommandProgress { reporter: Some(reporter), handle: Some(handle) }
+    }
+}
+
+impl Progress for CommandProgress {
+    fn update(&self, fraction: f64, what: &str) {
+        if let Some(h) = &self.handle {
+            h.update(fraction, what);
+        }
+    }
+}
+
+impl Drop for CommandProgress {
+    fn drop(&mut self) {
+        if let (Some(r), Some(h)) = (self.reporter.take(), self.handle.take()) {
+            let word = if std::thread::panicking() { "failed" } else { "ended" };
+            r.finish(0, h, word);
+            r.done();
         }
     }
 }

@@ -91,7 +91,7 @@ fn the_model_reproduces_the_paper_points() {
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["result"]["delivered_pps"].as_f64().unwrap()
+        v["results"]["result"]["delivered_pps"].as_f64().unwrap()
     };
     assert!((run("interrupt", "5", "4700") / 4700.0 - 1.0).abs() < 0.10);
     assert!(run("interrupt", "5", "10700") < 2000.0);
@@ -100,7 +100,7 @@ fn the_model_reproduces_the_paper_points() {
 }
 
 fn check_points(v: &Value, modes: &[&str]) -> Vec<Value> {
-    let points = v["points"].as_array().expect("a points array").clone();
+    let points = v["results"]["points"].as_array().expect("a points array").clone();
     assert!(!points.is_empty());
     for p in &points {
         assert!(modes.contains(&p["mode"].as_str().unwrap()), "{p}");
@@ -125,7 +125,7 @@ fn the_model_sweep_prints_one_json_document() {
     let v: Value = serde_json::from_slice(&o.stdout).expect("stdout is exactly one JSON document");
     assert_eq!(v["experiment"], "livelock");
     check_points(&v, &["model"]);
-    assert!(v["paper_model"]["fig6_3"].as_array().unwrap().len() == 5);
+    assert!(v["results"]["paper_model"]["fig6_3"].as_array().unwrap().len() == 5);
 }
 
 /// (peak, delivered at the highest offered load) of one live strategy.
@@ -204,8 +204,8 @@ fn three_separate_processes_like_the_seeds_terminals() {
     }
     let d: Value = serde_json::from_slice(&dev.stdout).unwrap();
     let a: Value = serde_json::from_slice(&apps.stdout).unwrap();
-    let sent: u64 = d["report"]["sent"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
-    let got: u64 = a["report"]["received"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+    let sent: u64 = d["results"]["report"]["sent"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+    let got: u64 = a["results"]["report"]["received"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
     // The offered rate is measured, not assumed: a busy CPU delays sleeping senders.
     assert!(sent > 500, "2 devices × 500 pkt/s × 1 s: {sent}");
     assert!(got as f64 >= 0.95 * sent as f64, "napi at light load delivers: {got} of {sent}");

@@ -48,7 +48,7 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
     let out = run(schedlab().args(["policies", "run", "--quick", "--json", "--out"]).arg(out_dir.path()));
     let doc = json_of(&out);
     assert!(start.elapsed() < Duration::from_secs(90), "--quick took {:?}", start.elapsed());
-    let cases = doc["cases"].as_array().expect("cases array");
+    let cases = doc["results"]["cases"].as_array().expect("cases array");
     assert_eq!(cases.len(), 2 * 3 * 3, "quick = 2 process counts × 3 policies × 3 workloads");
     for c in cases {
         for key in [
@@ -85,7 +85,7 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
     }
     let text = std::fs::read_to_string(run_dir.join("table_data.txt")).unwrap();
     assert!(text.contains("Scheduling Policy:    SCHED_FIFO") && text.contains("Average Involuntary"));
-    assert_eq!(doc["predictions"]["available"], true);
+    assert_eq!(doc["results"]["predictions"]["available"], true);
     assert!(doc["verdicts"].as_array().unwrap().len() >= 4);
 }
 
@@ -134,7 +134,7 @@ fn without_root_rt_policies_fail_early_and_others_still_run() {
     let out =
         nobody(&["--policy", "other,batch,idle", "--procs", "5", "--workload", "cpu", "--timeout", "60s", "--json"]);
     let doc = json_of(&out);
-    let cases = doc["cases"].as_array().unwrap();
+    let cases = doc["results"]["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 3);
     for c in cases {
         assert_eq!(c["completed"], 5, "{c}");
@@ -155,7 +155,7 @@ fn timeout_kills_and_reaps_every_child() {
         .arg(out_dir.path()));
     let doc = json_of(&out);
     assert!(start.elapsed() < Duration::from_secs(20), "the timeout did not bound the case: {:?}", start.elapsed());
-    let c = &doc["cases"][0];
+    let c = &doc["results"]["cases"][0];
     assert_eq!(c["timed_out"], true, "{c}");
     assert_eq!(c["killed"], 6, "{c}");
     assert!(processes_with(marker).is_empty(), "children left behind: {:?}", processes_with(marker));
@@ -194,7 +194,8 @@ fn sigterm_kills_and_reaps_every_child() {
     assert!(processes_with(marker).is_empty(), "children left behind: {:?}", processes_with(marker));
     let run_dir = std::fs::read_dir(out_dir.path().join("policies")).unwrap().next().unwrap().unwrap().path();
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("results.json")).unwrap()).unwrap();
-    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["results"]["interrupted"], true);
+    assert_eq!(doc["status"]["state"], "interrupted");
 }
 
 #[test]
@@ -208,7 +209,7 @@ fn trace_draws_per_cpu_timelines_and_cleans_up() {
         .arg("--out")
         .arg(out_dir.path()));
     let doc = json_of(&out);
-    let traces = doc["traces"].as_array().unwrap();
+    let traces = doc["results"]["traces"].as_array().unwrap();
     assert_eq!(traces.len(), 2);
     for t in traces {
         assert!(t["summary"]["events"].as_u64().unwrap() > 20, "{t}");

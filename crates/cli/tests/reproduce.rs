@@ -107,7 +107,7 @@ fn sigkill_mid_run_leaves_a_database_that_lists_finished_runs_and_marks_the_inte
     assert_eq!(listed[0]["experiment"], "drill-1");
     // The finished runs keep their raw data; the report written after each run survives.
     let show = json_of(&run_ok(dir.path(), &["results", "show", "1", "--json"]));
-    assert!(show["data"]["slept_s"].as_f64().unwrap() >= 0.1);
+    assert!(show["data"]["results"]["slept_s"].as_f64().unwrap() >= 0.1);
     let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
     assert!(
         html.contains(r#"data-experiment="drill-2""#) && html.contains("pending: reproduce had not reached it yet")
@@ -249,16 +249,16 @@ fn results_commands_show_compare_and_export() {
     let show = String::from_utf8(run_ok(dir.path(), &["results", "show", "2"]).stdout).unwrap();
     assert!(show.contains("drill-2") && show.contains("Drill: asked vs slept") && show.contains("kernel"));
     let cmp = json_of(&run_ok(dir.path(), &["results", "compare", "1", "2", "--json"]));
-    let asked = cmp["leaves"].as_array().unwrap().iter().find(|l| l["path"] == "asked_s").unwrap();
+    let asked = cmp["leaves"].as_array().unwrap().iter().find(|l| l["path"] == "results.asked_s").unwrap();
     assert_eq!((asked["a"].as_f64(), asked["b"].as_f64()), (Some(0.03), Some(0.06)));
     assert!((asked["relative"].as_f64().unwrap() - 1.0).abs() < 1e-9);
     let human = String::from_utf8(run_ok(dir.path(), &["results", "compare", "1", "2"]).stdout).unwrap();
     assert!(human.contains("asked_s") && human.contains("+100.0%"), "{human}");
     let csv = String::from_utf8(run_ok(dir.path(), &["results", "export", "1", "--csv"]).stdout).unwrap();
     assert!(csv.starts_with("run,experiment,path,value\n"));
-    assert!(csv.lines().any(|l| l == "1,drill-1,asked_s,0.03"), "{csv}");
+    assert!(csv.lines().any(|l| l == "1,drill-1,results.asked_s,0.03"), "{csv}");
     run_ok(dir.path(), &["results", "export", "2", "-o", "two.csv"]);
-    assert!(std::fs::read_to_string(dir.path().join("two.csv")).unwrap().contains("2,drill-2,asked_s,0.06"));
+    assert!(std::fs::read_to_string(dir.path().join("two.csv")).unwrap().contains("2,drill-2,results.asked_s,0.06"));
     let list =
         String::from_utf8(run_ok(dir.path(), &["results", "list", "--status", "completed", "--limit", "1"]).stdout)
             .unwrap();

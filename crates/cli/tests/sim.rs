@@ -40,7 +40,7 @@ fn run_json_has_the_textbook_numbers() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("exactly one JSON document on stdout");
-    let p = &doc["policies"];
+    let p = &doc["results"]["policies"];
     assert_eq!(p[0]["policy"], "fcfs");
     assert_eq!(p[0]["avg_waiting"], 17.0);
     assert!((p[1]["avg_waiting"].as_f64().unwrap() - 17.0 / 3.0).abs() < 1e-9);
@@ -129,11 +129,11 @@ fn wrr_study_reproduces_the_work_folds() {
     let o = schedlab(&["sim", "wrr-study", "--orders", "48", "--json"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let folds: Vec<f64> = doc["work_fold"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let folds: Vec<f64> = doc["results"]["work_fold"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     for (f, w) in folds.iter().zip([1.0, 4.0, 8.0, 12.0, 16.0, 20.0]) {
         assert!((f / w - 1.0).abs() < 0.02, "fold {f} for weight {w}");
     }
-    assert_eq!(doc["finish_s"]["mean"].as_array().unwrap().len(), 6);
+    assert_eq!(doc["results"]["finish_s"]["mean"].as_array().unwrap().len(), 6);
     // Human output prints the seed's numbers beside.
     let o = schedlab(&["sim", "wrr-study", "--orders", "12"], d.path());
     let s = String::from_utf8_lossy(&o.stdout);
@@ -146,7 +146,7 @@ fn bench_reports_events_per_second() {
     let o = schedlab(&["sim", "bench", "--tasks", "2000", "--repeat", "1", "--json"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows = doc["rows"].as_array().unwrap();
+    let rows = doc["results"]["rows"].as_array().unwrap();
     // rr and cfs, each producing overall metrics only and per-task records as well.
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["events"].as_u64().unwrap() > 4000 && r["events_per_s"].as_f64().unwrap() > 0.0));
@@ -174,14 +174,14 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     let o = schedlab(&[&args[..], &["--simpy-script", script, "--json"]].concat(), d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows = doc["rows"].as_array().unwrap();
+    let rows = doc["results"]["rows"].as_array().unwrap();
     let simpy = rows.iter().find(|r| r["engine"] == "simpy").expect("a SimPy row");
     let ours = rows.iter().find(|r| r["engine"] == "schedlab" && r["output"] == "overall").unwrap();
     // The same model on the same tasks: the same events and the same turnaround.
     assert_eq!(simpy["events"], ours["events"]);
     let (a, b) = (simpy["avg_turnaround_ms"].as_f64().unwrap(), ours["avg_turnaround_ms"].as_f64().unwrap());
     assert!((a / b - 1.0).abs() < 1e-9, "SimPy {a} ms vs schedlab {b} ms");
-    let ratio = doc["simpy_wall_time_ratio"]["overall"].as_f64().unwrap();
+    let ratio = doc["results"]["simpy_wall_time_ratio"]["overall"].as_f64().unwrap();
     let expect = simpy["seconds"].as_f64().unwrap() / ours["seconds"].as_f64().unwrap();
     assert!((ratio - expect).abs() < 1e-9 * expect, "ratio {ratio} vs {expect}");
 }

@@ -293,7 +293,7 @@ fn bench_prints_one_json_document_with_runs() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("exactly one JSON document");
-    let runs = doc["runs"].as_array().unwrap();
+    let runs = doc["results"]["runs"].as_array().unwrap();
     let cpus = std::thread::available_parallelism().unwrap().get();
     assert_eq!(runs.len(), 2 * 3 * cpus, "D and C × 3 loads × 1..={cpus} threads");
     for r in runs {
@@ -307,7 +307,7 @@ fn bench_prints_one_json_document_with_runs() {
             assert!(v.is_object() || v.as_str().is_some_and(|s| s.starts_with("not ")), "{name}: {v}");
         }
     }
-    assert!(doc["queue_bench"]["rows"].as_array().unwrap().len() == 4);
+    assert!(doc["results"]["queue_bench"]["rows"].as_array().unwrap().len() == 4);
     assert!(doc["machine"]["kernel"].is_string());
     assert_eq!(irq_masks(), before);
     // The run directory holds results.json, the CSV and the figure.

@@ -36,7 +36,7 @@ fn reproduce_quick_json_has_every_queue_and_delta_beats_control() {
     let out = dir.path().to_str().unwrap();
     let doc = json_of(&["timers", "reproduce", "--quick", "--json", "--out", out]);
     for q in ["control", "delta", "heap", "wheel"] {
-        let e = &doc["queues"][q];
+        let e = &doc["results"]["queues"][q];
         for field in ["peak_rss_kb", "real_s", "user_s", "sys_s", "timer_ops"] {
             assert!(e[field].is_number(), "{q}.{field} missing: {e}");
         }
@@ -46,11 +46,11 @@ fn reproduce_quick_json_has_every_queue_and_delta_beats_control() {
         assert!(e["peak_rss_kb"].as_f64().unwrap() > 0.0);
         assert_eq!(e["trials"].as_array().unwrap().len(), 3);
     }
-    let ops = |q: &str| doc["queues"][q]["timer_ops"].as_f64().unwrap();
+    let ops = |q: &str| doc["results"]["queues"][q]["timer_ops"].as_f64().unwrap();
     assert!(ops("delta") < ops("control"), "delta {} vs control {}", ops("delta"), ops("control"));
     // The control list touches every entry every tick: exactly Γ = Σx.
-    assert_eq!(ops("control"), doc["queues"]["control"]["sum_x_ticks"].as_f64().unwrap());
-    assert!(doc["scale_note"].as_str().unwrap().contains("divided by 20"));
+    assert_eq!(ops("control"), doc["results"]["queues"]["control"]["sum_x_ticks"].as_f64().unwrap());
+    assert!(doc["results"]["scale_note"].as_str().unwrap().contains("divided by 20"));
     assert!(doc["machine"]["kernel"].is_string());
     // The run directory holds the same document.
     let runs: Vec<_> = std::fs::read_dir(dir.path().join("timers")).unwrap().collect();
@@ -76,8 +76,8 @@ fn wheel_sleep_mode_lateness_p99_is_within_2ms() {
     let mut seen = Vec::new();
     for _ in 0..3 {
         let doc = json_of(&args);
-        assert!(doc["queues"]["control"].is_null(), "only the chosen queue runs");
-        let late = doc["queues"]["wheel"]["lateness_us"].clone();
+        assert!(doc["results"]["queues"]["control"].is_null(), "only the chosen queue runs");
+        let late = doc["results"]["queues"]["wheel"]["lateness_us"].clone();
         let ok = late["p99"].as_f64().unwrap() <= 2000.0;
         seen.push(late);
         if ok {
@@ -103,14 +103,14 @@ fn bench_json_reports_every_implementation_and_the_ratio() {
         dir.path().to_str().unwrap(),
     ]);
     for imp in ["schedlab_wheel", "schedlab_heap", "std_binaryheap", "tokio_delayqueue"] {
-        assert!(doc["implementations"][imp]["mops"].as_f64().unwrap() > 0.0, "{imp}");
+        assert!(doc["results"]["implementations"][imp]["mops"].as_f64().unwrap() > 0.0, "{imp}");
     }
-    let wheel = doc["implementations"]["schedlab_wheel"]["mops"].as_f64().unwrap();
+    let wheel = doc["results"]["implementations"]["schedlab_wheel"]["mops"].as_f64().unwrap();
     let best = ["std_binaryheap", "tokio_delayqueue"]
         .iter()
-        .map(|p| doc["implementations"][p]["mops"].as_f64().unwrap())
+        .map(|p| doc["results"]["implementations"][p]["mops"].as_f64().unwrap())
         .fold(0.0, f64::max);
-    let ratio = doc["wheel_vs_best_peer"].as_f64().unwrap();
+    let ratio = doc["results"]["wheel_vs_best_peer"].as_f64().unwrap();
     assert!((ratio - wheel / best).abs() < 1e-9, "ratio {ratio} vs {wheel}/{best}");
 }
 
@@ -118,7 +118,7 @@ fn bench_json_reports_every_implementation_and_the_ratio() {
 fn scale_writes_csv_and_log_log_svg() {
     let dir = tempfile::tempdir().unwrap();
     let doc = json_of(&["timers", "scale", "--max-n", "1000", "--json", "--out", dir.path().to_str().unwrap()]);
-    assert_eq!(doc["cells"].as_array().unwrap().len(), 8, "2 sizes × 4 queues");
+    assert_eq!(doc["results"]["cells"].as_array().unwrap().len(), 8, "2 sizes × 4 queues");
     let run = std::fs::read_dir(dir.path().join("timers-scale")).unwrap().next().unwrap().unwrap().path();
     let csv = std::fs::read_to_string(run.join("scale.csv")).unwrap();
     assert!(csv.starts_with("queue,n,ns_per_insert,ns_per_cancel,ns_per_tick,ns_per_expiry"));
@@ -177,8 +177,8 @@ fn reproduce_registry_runs_the_timers_experiment() {
     assert!(claims.iter().any(|c| c.contains("lateness")), "{claims:?}");
     assert!(s["figures"].as_array().unwrap().len() >= 4);
     for q in ["control", "delta", "heap", "wheel"] {
-        assert!(s["data"]["queues"][q]["timer_ops"].is_number(), "{q}");
-        assert!(s["data"]["sleep_mode"]["queues"][q]["lateness_us"]["p99"].is_number(), "{q}");
+        assert!(s["data"]["results"]["queues"][q]["timer_ops"].is_number(), "{q}");
+        assert!(s["data"]["results"]["sleep_mode"]["queues"][q]["lateness_us"]["p99"].is_number(), "{q}");
     }
-    assert!(s["data"]["scale"]["cells"].as_array().unwrap().len() >= 8);
+    assert!(s["data"]["results"]["scale"]["cells"].as_array().unwrap().len() >= 8);
 }

@@ -1,8 +1,11 @@
-//! The shape every experiment has, so `schedlab reproduce` can run them all alike.
+//! The shape every experiment has, so `schedlab reproduce` can run them all alike: given a
+//! [`RunContext`], an experiment returns a [`Section`] — tables, figures, verdicts, its
+//! parameters and raw results — and the caller writes it with the one run writer
+//! ([`schedlab_report::results::RunDir::write`]). Experiments never write run directories.
 
+use schedlab_os::machine::MachineFacts;
 use schedlab_report::section::Section;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,8 +48,9 @@ impl Progress for NoProgress {
 /// What an experiment is given.
 pub struct RunContext<'a> {
     pub scale: Scale,
-    /// Root of the results tree: runs go to `<out_root>/<experiment>/<UTC timestamp>/`.
-    pub out_root: PathBuf,
+    /// The machine it runs on, collected once by the caller (for sentences such as "measured on
+    /// a 2-CPU machine"; the same facts go into results.json).
+    pub machine: &'a MachineFacts,
     pub progress: &'a dyn Progress,
 }
 
@@ -60,7 +64,8 @@ pub trait Experiment: Send + Sync {
     fn title(&self) -> &'static str;
     /// Rough wall time in seconds at `scale` on 2 cores (for the time-left estimate).
     fn estimate_s(&self, scale: Scale) -> f64;
-    /// Run it. Unsupported conditions (not root, no tracefs) should come back as a section
-    /// with [`schedlab_report::section::Status::Unsupported`], not as an error.
+    /// Run it and return its section with `parameters` and `results` filled. Unsupported
+    /// conditions (not root, no tracefs) come back as a section with
+    /// [`schedlab_report::section::Status::Unsupported`], not as an error.
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section>;
 }

@@ -10,9 +10,15 @@ pub fn allowed_cpus() -> OsResult<Vec<usize>> {
     get_affinity(0)
 }
 
-/// Number of online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`).
+/// Number of online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`), whatever this process's affinity.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    // SAFETY: sysconf has no memory preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        1
+    }
 }
 
 /// The affinity of `pid` (0 = calling thread) as a sorted list of CPU numbers.

@@ -23,6 +23,13 @@ pub struct MachineFacts {
     /// `/sys/kernel/debug/sched/preempt` or the uname version's PREEMPT word.
     pub preempt: Option<String>,
     pub is_root: bool,
+    /// The hypervisor when this is a virtual machine (`/sys/hypervisor/type`, or "unknown"
+    /// when /proc/cpuinfo only shows the `hypervisor` flag); None on bare metal.
+    #[serde(default)]
+    pub hypervisor: Option<String>,
+    /// The 1-minute load average when the facts were collected: other work on the machine.
+    #[serde(default)]
+    pub load_avg_1m: Option<f64>,
 }
 
 impl MachineFacts {
@@ -48,8 +55,37 @@ impl MachineFacts {
             rt_runtime_us: rt.map(|r| r.runtime_us),
             rt_period_us: rt.map(|r| r.period_us),
             is_root: crate::is_root(),
+            hypervisor: hypervisor(),
+            load_avg_1m: std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok())),
         }
     }
+
+    /// One sentence on where a measurement was taken, for report summaries:
+    /// "Measured on a 2-CPU virtual machine (kvm; Intel Xeon …), Linux 6.18, load average 1.30
+    /// at the start."
+    pub fn sentence(&self) -> String {
+        let kind = match &self.hypervisor {
+            Some(h) if h != "unknown" => format!("virtual machine ({h}; {})", self.cpu_model),
+            Some(_) => format!("virtual machine ({})", self.cpu_model),
+            None => format!("machine ({})", self.cpu_model),
+        };
+        let load = self.load_avg_1m.map(|l| format!(", load average {l:.2} at the start")).unwrap_or_default();
+        format!("Measured on a {}-CPU {kind}, Linux {}{load}.", self.cpus_online, self.kernel)
+    }
+}
+
+fn hypervisor() -> Option<String> {
+    if let Ok(t) = std::fs::read_to_string("/sys/hypervisor/type") {
+        let t = t.trim();
+        if !t.is_empty() {
+            return Some(t.to_string());
+        }
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
+    flags.split_whitespace().any(|f| f == "hypervisor").then(|| "unknown".to_string())
 }
 
 fn cpu_model() -> String {
@@ -83,6 +119,13 @@ mod tests {
         assert!(!f.kernel.is_empty());
         assert!(f.cpus_online >= 1);
         assert!(f.memory_kb > 0);
-        assert!(f.cpus_allowed >= 1 && f.cpus_allowed <= f.cpus_online.max(f.cpus_allowed));
+        assert!(
+            f.cpus_allowed >= 1 && f.cpus_allowed <= f.cpus_online,
+            "{} allowed of {}",
+            f.cpus_allowed,
+            f.cpus_online
+        );
+        let s = f.sentence();
+        assert!(s.contains(&format!("{}-CPU", f.cpus_online)) && s.contains(&f.kernel), "{s}");
     }
 }

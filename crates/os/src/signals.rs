@@ -48,6 +48,14 @@ pub fn reset_stop() {
     LAST_SIGNAL.store(0, Ordering::SeqCst);
 }
 
+/// Give SIGPIPE back its default action (the Rust runtime ignores it at start-up): for the
+/// workload programs children exec, which should behave like the seed's C programs — killed by a
+/// write to a closed pipe, with no signal ignored.
+pub fn default_sigpipe() {
+    // SAFETY: setting a standard signal's disposition to its default is always valid.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// Re-raise the stop signal with its default action after cleanup, so the exit status tells
 /// the parent shell the truth (130 for Ctrl-C, 143 for SIGTERM).
 pub fn exit_like_signal() -> ! {

@@ -3,13 +3,15 @@
 //! document, start and end times.
 //!
 //! Safe for concurrent runs: WAL journal, a busy timeout, and every write in an IMMEDIATE
-//! transaction. A run is inserted as `running` (with its process identity, see
-//! [`crate::liveness`]) before it starts and updated when it ends; opening the database marks
-//! `running` rows whose process is gone (killed with SIGKILL, power loss) as `interrupted`.
+//! transaction. A run is inserted as `running` (with its [`Owner`], the process identity) before
+//! it starts and updated when it ends; opening the database marks `running` rows whose owner is
+//! gone (killed with SIGKILL, power loss) as `interrupted`. Who the current process is and
+//! whether a recorded one is gone are questions for the machine: the caller answers them
+//! through [`Liveness`].
 //! Shards' databases are joined with [`Db::merge_from`]; rows keep a globally unique `uid`,
 //! so merging the same shard twice adds nothing.
 
-use crate::liveness::ProcessId;
+use crate::results::Provenance;
 use crate::section::{Section, Status};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -57,6 +59,25 @@ CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 /// Column list shared by queries and merge (everything but `id`).
 const COLUMNS: &str = "uid, experiment, seed, title, scale, shard, status, reason, host, boot_id, pid, pid_start, \
                        version, commit_id, started_utc, finished_utc, run_dir, parameters, machine, section, data";
+
+/// The process that owns a run row: host, boot id, pid and the pid's start time (in clock ticks
+/// since boot), a quadruple that survives pid reuse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub host: String,
+    pub boot_id: String,
+    pub pid: u32,
+    /// Start time of the process in clock ticks since boot (0 if unknown).
+    pub start_ticks: u64,
+}
+
+/// How the database learns who is running it and whether a recorded owner is gone.
+pub trait Liveness: Send {
+    /// The current process.
+    fn current(&self) -> Owner;
+    /// True when `owner` has certainly ended (never for a process on another host).
+    fn is_gone(&self, owner: &Owner) -> bool;
+}
 
 /// Status of a run as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -175,6 +196,7 @@ pub struct Merged {
 pub struct Db {
     conn: Connection,
     path: PathBuf,
+    liveness: Box<dyn Liveness>,
 }
 
 /// Is this SQLite's "database is busy/locked"?
@@ -190,23 +212,23 @@ fn is_busy(e: &anyhow::Error) -> bool {
 
 impl Db {
     /// Open (creating it and its directory if needed), then mark runs whose process is gone.
-    pub fn open(path: &Path) -> Result<Db> {
+    pub fn open(path: &Path, liveness: Box<dyn Liveness>) -> Result<Db> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let conn = Connection::open(path).with_context(|| format!("opening results database {}", path.display()))?;
-        let mut db = Db { conn, path: path.to_path_buf() };
+        let mut db = Db { conn, path: path.to_path_buf(), liveness };
         db.setup().with_context(|| format!("preparing results database {}", path.display()))?;
         db.reap_stale()?;
         Ok(db)
     }
 
     /// Open a database that must already exist (for `results list/show/...`).
-    pub fn open_existing(path: &Path) -> Result<Db> {
+    pub fn open_existing(path: &Path, liveness: Box<dyn Liveness>) -> Result<Db> {
         if !path.is_file() {
             bail!("no results database at {} (run `schedlab reproduce` first, or pass --db PATH)", path.display());
         }
-        Db::open(path)
+        Db::open(path, liveness)
     }
 
     /// The file.
@@ -256,9 +278,9 @@ impl Db {
     }
 
     /// Record a run as `running` before it starts; returns its id.
-    pub fn start(&mut self, run: &NewRun) -> Result<i64> {
-        let me = ProcessId::current();
-        let machine = serde_json::to_string(&schedlab_os::machine::MachineFacts::collect())?;
+    pub fn start(&mut self, run: &NewRun, prov: &Provenance) -> Result<i64> {
+        let me = self.liveness.current();
+        let machine = serde_json::to_string(&prov.machine)?;
         let uid = new_uid(&me);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
@@ -276,8 +298,8 @@ impl Db {
                 me.boot_id,
                 me.pid,
                 me.start_ticks as i64,
-                crate::VERSION,
-                crate::GIT_COMMIT,
+                prov.version,
+                prov.commit,
                 now_utc(),
                 run.parameters.to_string(),
                 machine
@@ -320,12 +342,12 @@ impl Db {
     /// Mark `running` rows whose process is gone as `interrupted`; returns how many.
     fn reap_stale(&mut self) -> Result<usize> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let running: Vec<(i64, ProcessId)> = {
+        let running: Vec<(i64, Owner)> = {
             let mut st = tx.prepare("SELECT id, host, boot_id, pid, pid_start FROM runs WHERE status = 'running'")?;
             let rows = st.query_map([], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    ProcessId {
+                    Owner {
                         host: r.get(1)?,
                         boot_id: r.get(2)?,
                         pid: r.get(3)?,
@@ -336,7 +358,7 @@ impl Db {
             rows.collect::<rusqlite::Result<_>>()?
         };
         let mut n = 0;
-        for (id, p) in running.iter().filter(|(_, p)| p.is_gone()) {
+        for (id, p) in running.iter().filter(|(_, p)| self.liveness.is_gone(p)) {
             n += tx.execute(
                 "UPDATE runs SET status = 'interrupted', reason = ?2 WHERE id = ?1",
                 params![id, format!("process {} ended without finishing the run (killed?)", p.pid)],
@@ -476,7 +498,7 @@ fn now_utc() -> String {
 }
 
 /// A run id unique across machines and processes (kept through merges).
-fn new_uid(me: &ProcessId) -> String {
+fn new_uid(me: &Owner) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let boot: String = me.boot_id.chars().take(8).collect();
@@ -488,6 +510,32 @@ mod tests {
     use super::*;
     use crate::section::Table;
     use serde_json::json;
+
+    /// The test process is alive; pids listed as dead are gone.
+    struct Fake {
+        dead: Vec<u32>,
+    }
+
+    impl Liveness for Fake {
+        fn current(&self) -> Owner {
+            Owner { host: "box".into(), boot_id: "b".into(), pid: std::process::id(), start_ticks: 7 }
+        }
+        fn is_gone(&self, o: &Owner) -> bool {
+            self.dead.contains(&o.pid)
+        }
+    }
+
+    fn open(path: &Path) -> Db {
+        open_with(path, vec![])
+    }
+
+    fn open_with(path: &Path, dead: Vec<u32>) -> Db {
+        Db::open(path, Box::new(Fake { dead })).unwrap()
+    }
+
+    fn prov() -> Provenance {
+        Provenance::new(json!({"kernel": "6.18"}))
+    }
 
     fn new_run(name: &str) -> NewRun {
         NewRun {
@@ -513,8 +561,8 @@ mod tests {
     #[test]
     fn a_run_goes_from_running_to_completed() {
         let dir = tempfile::tempdir().unwrap();
-        let mut db = Db::open(&dir.path().join("r/s.db")).unwrap();
-        let id = db.start(&new_run("timers")).unwrap();
+        let mut db = open(&dir.path().join("r/s.db"));
+        let id = db.start(&new_run("timers"), &prov()).unwrap();
         assert_eq!(db.get(id).unwrap().status, RunStatus::Running);
         assert!(db.get(id).unwrap().machine["kernel"].is_string());
         db.finish(id, &section("timers", Status::Completed)).unwrap();
@@ -524,8 +572,8 @@ mod tests {
         assert_eq!(run.data["ops"]["control"], 100);
         assert_eq!(run.section.as_ref().unwrap().tables[0].rows[0][0], "1");
         assert_eq!(run.section.as_ref().unwrap().data, Value::Null); // stored once, in `data`
-        assert!(run.duration_s().unwrap() >= 0.0);
-        let id2 = db.start(&new_run("wrr")).unwrap();
+        assert!(run.duration_s().unwrap() < 60.0, "a run of a few milliseconds");
+        let id2 = db.start(&new_run("wrr"), &prov()).unwrap();
         db.finish(id2, &section("wrr", Status::Unsupported("needs root".into()))).unwrap();
         let r2 = db.get(id2).unwrap();
         assert_eq!((r2.status, r2.reason.as_deref()), (RunStatus::Unsupported, Some("needs root")));
@@ -537,15 +585,13 @@ mod tests {
     fn a_running_row_whose_process_died_becomes_interrupted_on_open() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
-        let mut db = Db::open(&path).unwrap();
-        let mine = db.start(&new_run("alive")).unwrap();
-        let dead = db.start(&new_run("dead")).unwrap();
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
+        let mut db = open(&path);
+        let mine = db.start(&new_run("alive"), &prov()).unwrap();
+        let dead = db.start(&new_run("dead"), &prov()).unwrap();
+        let pid = 4_000_001; // above any pid_max: the fake says it is gone
         db.conn.execute("UPDATE runs SET pid = ?1 WHERE id = ?2", params![pid, dead]).unwrap();
         drop(db);
-        let db = Db::open(&path).unwrap();
+        let db = open_with(&path, vec![pid]);
         assert_eq!(db.get(mine).unwrap().status, RunStatus::Running, "our own process is alive");
         let d = db.get(dead).unwrap();
         assert_eq!(d.status, RunStatus::Interrupted);
@@ -555,12 +601,12 @@ mod tests {
     #[test]
     fn filters_and_latest_sections() {
         let dir = tempfile::tempdir().unwrap();
-        let mut db = Db::open(&dir.path().join("s.db")).unwrap();
+        let mut db = open(&dir.path().join("s.db"));
         for name in ["a", "b", "a"] {
-            let id = db.start(&new_run(name)).unwrap();
+            let id = db.start(&new_run(name), &prov()).unwrap();
             db.finish(id, &section(name, Status::Completed)).unwrap();
         }
-        db.start(&new_run("c")).unwrap(); // still running: not a section yet
+        db.start(&new_run("c"), &prov()).unwrap(); // still running: not a section yet
         assert_eq!(db.list(&Filter::default()).unwrap().len(), 4);
         let only_a = db.list(&Filter { experiment: Some("a".into()), ..Default::default() }).unwrap();
         assert_eq!(only_a.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 3]);
@@ -578,13 +624,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (p1, p2, into) = (dir.path().join("1.db"), dir.path().join("2.db"), dir.path().join("all.db"));
         for (p, names) in [(&p1, vec!["a", "b"]), (&p2, vec!["c"])] {
-            let mut db = Db::open(p).unwrap();
+            let mut db = open(p);
             for n in names {
-                let id = db.start(&new_run(n)).unwrap();
+                let id = db.start(&new_run(n), &prov()).unwrap();
                 db.finish(id, &section(n, Status::Completed)).unwrap();
             }
         }
-        let mut all = Db::open(&into).unwrap();
+        let mut all = open(&into);
         assert_eq!(all.merge_from(&p1).unwrap(), Merged { added: 2, already_present: 0 });
         assert_eq!(all.merge_from(&p2).unwrap(), Merged { added: 1, already_present: 0 });
         assert_eq!(all.merge_from(&p1).unwrap(), Merged { added: 0, already_present: 2 });
@@ -602,15 +648,15 @@ mod tests {
     fn concurrent_writers_do_not_corrupt_the_database() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
-        Db::open(&path).unwrap();
+        open(&path);
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let path = path.clone();
                 std::thread::spawn(move || {
-                    let mut db = Db::open(&path).unwrap();
+                    let mut db = open(&path);
                     for i in 0..25 {
                         let name = format!("t{t}-{i}");
-                        let id = db.start(&new_run(&name)).unwrap();
+                        let id = db.start(&new_run(&name), &prov()).unwrap();
                         db.finish(id, &section(&name, Status::Completed)).unwrap();
                         db.list(&Filter { limit: 5, ..Default::default() }).unwrap();
                     }
@@ -620,7 +666,7 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        let db = Db::open(&path).unwrap();
+        let db = open(&path);
         let runs = db.list(&Filter::default()).unwrap();
         assert_eq!(runs.len(), 100);
         assert!(runs.iter().all(|r| r.status == RunStatus::Completed));

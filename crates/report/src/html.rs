@@ -29,15 +29,20 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    /// Facts about this invocation: now, the command line, this build and this machine.
-    pub fn new(scale: String, shard: Option<String>, db_path: Option<String>) -> Self {
+    /// Facts about this invocation: now, the command line, and the build and machine of `prov`.
+    pub fn new(
+        prov: &crate::results::Provenance,
+        scale: String,
+        shard: Option<String>,
+        db_path: Option<String>,
+    ) -> Self {
         RunInfo {
             created_utc: crate::results::now_utc(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             scale,
-            version: crate::VERSION.into(),
-            commit: crate::GIT_COMMIT.into(),
-            machine: serde_json::to_value(schedlab_os::machine::MachineFacts::collect()).unwrap_or(Value::Null),
+            version: prov.version.clone(),
+            commit: prov.commit.clone(),
+            machine: prov.machine.clone(),
             shard,
             db_path,
         }

@@ -1,17 +1,21 @@
 //! schedlab-report: how results are kept and shown.
 //!
-//! - [`results`]: the run directory `results/<experiment>/<UTC timestamp>/` with
-//!   `results.json` (parameters, machine facts, raw data), CSV tables and SVG figures.
+//! - [`results`]: the one run writer — the run directory `results/<experiment>/<UTC timestamp>/`
+//!   with `results.json` (the envelope: provenance, parameters, raw results, verdicts), CSV
+//!   tables, SVG figures and data files.
 //! - [`section`]: what an experiment hands the report — tables with the published numbers
 //!   beside ours, figures, verdicts.
 //! - [`table`]: plain-text tables for the terminal.
 //! - [`svg`]: hand-written SVG line, bar and Gantt charts (self-contained, no fonts to ship).
 //! - [`html`] and [`db`]: the one-page report and the results database (see `schedlab reproduce`).
+//!
+//! This crate never touches the machine: machine facts and process liveness are handed in.
+
+#![forbid(unsafe_code)]
 
 pub mod db;
 pub mod html;
 pub mod leaves;
-pub mod liveness;
 pub mod results;
 pub mod section;
 pub mod seeds;

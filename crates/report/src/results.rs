@@ -1,19 +1,44 @@
-//! The results layout shared by every experiment:
-//! `<root>/<experiment>/<UTC timestamp>/results.json` plus CSV tables and SVG figures.
+//! The one run writer. Every experiment hands back a [`Section`]; [`RunDir::write`] lays it out
+//! as `<root>/<experiment>/<UTC timestamp>/`:
+//! - `results.json`: the envelope — [`ENVELOPE_KEYS`]: when, what, which schedlab built it
+//!   (version, commit), on which machine, with which parameters, the experiment's raw results
+//!   and its verdicts — so a run can be re-read without the code that made it;
+//! - every table as `table<N>.csv`, every figure as its SVG file, and the section's extra data
+//!   files (raw CSV rows, text layouts).
 //!
-//! `results.json` always holds `experiment`, `created_utc`, `schedlab` (version, commit),
-//! `machine` (see [`schedlab_os::machine::MachineFacts`]), `parameters` and the experiment's own
-//! data, so a run can be re-read without the code that made it.
+//! What is recorded about the code and the machine arrives as a [`Provenance`], collected once
+//! by the caller: this crate never reads the machine itself.
 
+use crate::section::{DataFile, Section};
 use anyhow::{Context, Result};
-use schedlab_os::machine::MachineFacts;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// Version and commit of the code that produced a result.
-pub fn provenance() -> Value {
-    json!({ "version": crate::VERSION, "commit": crate::GIT_COMMIT })
+/// The top-level keys of every results.json, in order.
+pub const ENVELOPE_KEYS: [&str; 8] =
+    ["created_utc", "experiment", "schedlab", "machine", "parameters", "status", "results", "verdicts"];
+
+/// Which code produced a result, and on which machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub version: String,
+    /// The git commit the binary was built from (`-dirty` when the tree had changes).
+    pub commit: String,
+    /// The machine facts (kernel, CPUs, clocksource, RT throttling, …) as collected by the caller.
+    pub machine: Value,
+}
+
+impl Provenance {
+    /// This build's version and commit, with the caller's machine facts.
+    pub fn new(machine: Value) -> Self {
+        Provenance { version: crate::VERSION.into(), commit: crate::GIT_COMMIT.into(), machine }
+    }
+
+    /// `{"version", "commit"}`, as results.json and the database record it.
+    pub fn schedlab(&self) -> Value {
+        json!({ "version": self.version, "commit": self.commit })
+    }
 }
 
 /// Now, as RFC 3339 UTC to the second (`2026-11-22T17:28:43Z`): the stamp of results and reports.
@@ -21,21 +46,18 @@ pub fn now_utc() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// The standard envelope of a results document.
-pub fn envelope(experiment: &str, parameters: &impl Serialize, data: Value) -> Value {
-    let mut doc = json!({
-        "experiment": experiment,
-        "created_utc": now_utc(),
-        "schedlab": provenance(),
-        "machine": MachineFacts::collect(),
-        "parameters": parameters,
-    });
-    if let (Some(obj), Value::Object(extra)) = (doc.as_object_mut(), data) {
-        for (k, v) in extra {
-            obj.insert(k, v);
-        }
-    }
-    doc
+/// The results document of a section: [`ENVELOPE_KEYS`] in order.
+pub fn envelope(s: &Section, prov: &Provenance, created_utc: &str) -> Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("created_utc".into(), json!(created_utc));
+    doc.insert("experiment".into(), json!(s.experiment));
+    doc.insert("schedlab".into(), prov.schedlab());
+    doc.insert("machine".into(), prov.machine.clone());
+    doc.insert("parameters".into(), s.parameters.clone());
+    doc.insert("status".into(), serde_json::to_value(&s.status).unwrap_or(Value::Null));
+    doc.insert("results".into(), s.results.clone());
+    doc.insert("verdicts".into(), serde_json::to_value(&s.verdicts).unwrap_or(Value::Null));
+    Value::Object(doc)
 }
 
 /// One run's directory.
@@ -45,8 +67,39 @@ pub struct RunDir {
 }
 
 impl RunDir {
+    /// Write `section` as a new run under `root` (see the module documentation). Afterwards the
+    /// section's `data` is the results document and its `results` are moved into it; its
+    /// `run_dir` names the directory.
+    pub fn write(root: &Path, section: &mut Section, prov: &Provenance) -> Result<RunDir> {
+        let dir = RunDir::create(root, &section.experiment)?;
+        let doc = envelope(section, prov, &now_utc());
+        dir.write_text("results.json", &serde_json::to_string_pretty(&doc)?)?;
+        for (i, t) in section.tables.iter().enumerate() {
+            let cols: Vec<&str> = t.columns.iter().map(String::as_str).collect();
+            dir.write_csv(&format!("table{}.csv", i + 1), &cols, &t.rows)?;
+        }
+        for f in &section.figures {
+            dir.write_text(&f.file, &f.svg)?;
+        }
+        for f in &section.files {
+            match f {
+                DataFile::Csv { name, columns, rows } => {
+                    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+                    dir.write_csv(name, &cols, rows)?;
+                }
+                DataFile::Text { name, text } => {
+                    dir.write_text(name, text)?;
+                }
+            }
+        }
+        section.results = Value::Null;
+        section.data = doc;
+        section.run_dir = Some(dir.path.display().to_string());
+        Ok(dir)
+    }
+
     /// Create `<root>/<experiment>/<UTC timestamp>/` (a suffix keeps two runs in one second apart).
-    pub fn create(root: &Path, experiment: &str) -> Result<Self> {
+    fn create(root: &Path, experiment: &str) -> Result<Self> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
         let base = root.join(experiment);
         let mut path = base.join(&stamp);
@@ -64,13 +117,7 @@ impl RunDir {
         &self.path
     }
 
-    /// Write `results.json` (pretty-printed).
-    pub fn write_json(&self, doc: &Value) -> Result<PathBuf> {
-        self.write_text("results.json", &serde_json::to_string_pretty(doc)?)
-    }
-
-    /// Write a CSV table: a header row and rows of cells.
-    pub fn write_csv(&self, name: &str, header: &[&str], rows: &[Vec<String>]) -> Result<PathBuf> {
+    fn write_csv(&self, name: &str, header: &[&str], rows: &[Vec<String>]) -> Result<PathBuf> {
         let path = self.path.join(name);
         let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
         w.write_record(header)?;
@@ -81,8 +128,7 @@ impl RunDir {
         Ok(path)
     }
 
-    /// Write a figure or any other text file.
-    pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {
+    fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {
         let path = self.path.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         Ok(path)
@@ -92,21 +138,52 @@ impl RunDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::section::{Figure, Table, Verdict};
+
+    fn prov() -> Provenance {
+        Provenance::new(json!({"kernel": "6.18", "cpus_online": 2}))
+    }
 
     #[test]
-    fn run_dirs_are_distinct_and_hold_files() {
+    fn a_section_is_written_with_the_envelope_tables_figures_and_files() {
         let root = tempfile::tempdir().unwrap();
-        let a = RunDir::create(root.path(), "timers").unwrap();
-        let b = RunDir::create(root.path(), "timers").unwrap();
-        assert_ne!(a.path(), b.path());
-        let doc = envelope("timers", &json!({"n": 3}), json!({"queues": {}}));
+        let mut s = Section::new("timers", "000", "t");
+        s.parameters = json!({"n": 3});
+        s.results = json!({"queues": {"delta": 1}});
+        let mut t = Table::new("x", &["a", "b"]);
+        t.row(vec!["1".into(), "2".into()]);
+        s.tables.push(t);
+        s.figures.push(Figure {
+            title: "f".into(),
+            file: "f.svg".into(),
+            svg: "<svg/>".into(),
+            caption: String::new(),
+        });
+        s.files.push(DataFile::text("raw.txt", "raw"));
+        s.files.push(DataFile::csv("rows.csv", &["k"], vec![vec!["v".into()]]));
+        s.verdicts.push(Verdict::check("claim", true, "detail"));
+        let dir = RunDir::write(root.path(), &mut s, &prov()).unwrap();
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
+        let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected = ENVELOPE_KEYS.to_vec();
+        expected.sort_unstable();
+        let mut got = keys.clone();
+        got.sort_unstable();
+        assert_eq!(got, expected);
         assert_eq!(doc["parameters"]["n"], 3);
-        assert!(doc["machine"]["kernel"].is_string());
-        assert!(doc["queues"].is_object());
-        let p = a.write_json(&doc).unwrap();
-        let back: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-        assert_eq!(back["experiment"], "timers");
-        let csv = a.write_csv("t.csv", &["a", "b"], &[vec!["1".into(), "2".into()]]).unwrap();
-        assert_eq!(std::fs::read_to_string(csv).unwrap(), "a,b\n1,2\n");
+        assert_eq!(doc["results"]["queues"]["delta"], 1);
+        assert_eq!(doc["machine"]["kernel"], "6.18");
+        assert_eq!(doc["schedlab"]["version"], crate::VERSION);
+        assert_eq!(doc["verdicts"][0]["claim"], "claim");
+        assert_eq!(std::fs::read_to_string(dir.path().join("table1.csv")).unwrap(), "a,b\n1,2\n");
+        assert_eq!(std::fs::read_to_string(dir.path().join("rows.csv")).unwrap(), "k\nv\n");
+        assert_eq!(std::fs::read_to_string(dir.path().join("raw.txt")).unwrap(), "raw");
+        assert!(dir.path().join("f.svg").exists());
+        assert_eq!(s.data, doc, "the section now carries its document");
+        assert_eq!(s.results, Value::Null, "the raw results moved into the document");
+        assert_eq!(s.run_dir.as_deref(), Some(dir.path().to_str().unwrap()));
+        let again = RunDir::write(root.path(), &mut Section::new("timers", "000", "t"), &prov()).unwrap();
+        assert_ne!(again.path(), dir.path(), "two runs in one second get two directories");
     }
 }

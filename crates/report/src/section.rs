@@ -100,12 +100,44 @@ pub struct Section {
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
     pub verdicts: Vec<Verdict>,
-    /// Where the run's files are (results.json etc.).
+    /// What the run was asked to do (results.json `parameters`).
+    #[serde(default)]
+    pub parameters: Value,
+    /// The experiment's raw data, until [`crate::results::RunDir::write`] moves it into `data`
+    /// (results.json `results`).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub results: Value,
+    /// Files for the run directory besides results.json, the tables and the figures (raw
+    /// per-run rows, the seed's text layout). Written to disk only.
+    #[serde(skip)]
+    pub files: Vec<DataFile>,
+    /// Where the run's files are (results.json etc.), once written.
     #[serde(default)]
     pub run_dir: Option<String>,
-    /// The experiment's full results document (also in results.json).
+    /// The run's results document — the envelope of results.json — once written.
     #[serde(default)]
     pub data: Value,
+}
+
+/// A file of the run directory that is data, not a report table or figure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DataFile {
+    /// A CSV table: a header row and rows of cells.
+    Csv { name: String, columns: Vec<String>, rows: Vec<Vec<String>> },
+    /// Any text.
+    Text { name: String, text: String },
+}
+
+impl DataFile {
+    /// A CSV file.
+    pub fn csv(name: impl Into<String>, columns: &[&str], rows: Vec<Vec<String>>) -> Self {
+        DataFile::Csv { name: name.into(), columns: columns.iter().map(|c| c.to_string()).collect(), rows }
+    }
+
+    /// A text file.
+    pub fn text(name: impl Into<String>, text: impl Into<String>) -> Self {
+        DataFile::Text { name: name.into(), text: text.into() }
+    }
 }
 
 impl Section {
@@ -120,8 +152,22 @@ impl Section {
             tables: vec![],
             figures: vec![],
             verdicts: vec![],
+            parameters: Value::Null,
+            results: Value::Null,
+            files: vec![],
             run_dir: None,
             data: Value::Null,
         }
+    }
+
+    /// A section for an experiment that could not run here, with the reason.
+    pub fn unsupported(experiment: &str, seed: &str, title: &str, why: impl Into<String>) -> Self {
+        Section { status: Status::Unsupported(why.into()), ..Section::new(experiment, seed, title) }
+    }
+
+    /// Whether the run produced something to keep in a run directory: it completed or was
+    /// interrupted part-way (an unsupported or failed experiment has no results).
+    pub fn has_results(&self) -> bool {
+        matches!(self.status, Status::Completed | Status::Interrupted)
     }
 }

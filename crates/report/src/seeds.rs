@@ -55,7 +55,7 @@ pub const SEEDS: [Seed; 5] = [
         title: "Task manager for exclusive computation",
         source: "A. I. Martyshkin, RTEP (pinned real-time worker threads, IRQ steering; perf counters over 100 runs)",
         experiments: "taskman: pinned SCHED_FIFO workers with an FCFS task queue vs. the default configuration, with and without external load; \
-                      sim: the scheduler catalogue in the simulator",
+                      sim-catalogue: the scheduler catalogue in the simulator",
         claim: "With the task manager (C) the runtime hardly depends on external load (≈11–12 s with 2–4 threads vs 19–24 s by default under load) \
                 and context switches and migrations nearly vanish.",
     },
@@ -64,7 +64,7 @@ pub const SEEDS: [Seed; 5] = [
         key: "004_weighted_round_robin",
         title: "Weighted round robin",
         source: "S. George, “Practicality of Implementing a Weighted Round Robin Scheduler” (kernel module, weights 1–20, 10 ms per weight)",
-        experiments: "wrr: a user-space weighted round-robin dispatcher for real processes; sim: the WRR policy in the simulator",
+        experiments: "wrr: a user-space weighted round-robin dispatcher for real processes; wrr-sim: the WRR policy in the simulator",
         claim: "Iterations in 30 s grow in proportion to the weight (weight 20 did 19.9× weight 1), \
                 but the time to finish a fixed job does not (weight 1 took only 1.8× as long as weight 20).",
     },

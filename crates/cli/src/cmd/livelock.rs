@@ -1,21 +1,21 @@
 //! `schedlab livelock`: receive livelock (seed 002) — the live devices → kernel → apps system
 //! on 127.0.0.1, each role on its own, the discrete-event model, and the seed's sweep.
 
-use crate::{output, units};
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use crate::units;
 use anyhow::{bail, Result};
 use clap::{Args as ClapArgs, Subcommand};
+use schedlab_lab::livelock::experiment;
 use schedlab_lab::livelock::params::{BusyCosts, LiveParams, Ports};
+use schedlab_lab::livelock::roles::{self, ModelRequest};
 use schedlab_lab::livelock::sweep::{Mode, SweepConfig};
-use schedlab_lab::livelock::{apps, cpus, device, experiment, kernel, live};
 use schedlab_lab::Scale;
 use schedlab_netrx::arrival::{ArrivalParams, Fun};
-use schedlab_netrx::model::{self, mogul96_screend, Costs, ModelConfig, Preset};
+use schedlab_netrx::model::Preset;
 use schedlab_netrx::strategy::{StrategyKind, StrategyParams};
 use schedlab_os::clock::monotonic_ns;
-use schedlab_report::results::{envelope, RunDir};
-use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Arguments of `schedlab livelock` (the long help is [`HELP`]).
@@ -162,12 +162,8 @@ struct LiveArgs {
     /// Separate roles: extra seconds to wait for the other roles before giving up.
     #[arg(long, default_value = "20s", value_parser = units::duration)]
     grace: Duration,
-    /// Print one JSON document instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Root directory for results.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 impl LiveArgs {
@@ -236,9 +232,6 @@ struct ModelArgs {
     /// Turn NAPI's queue feedback off.
     #[arg(long)]
     no_feedback: bool,
-    /// Root directory for results.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
     /// Add a compute-bound user process and report its CPU share.
     #[arg(long)]
     hog: bool,
@@ -253,9 +246,26 @@ struct ModelArgs {
     /// Hybrid threshold, % of the buffer.
     #[arg(long, default_value_t = 80.0, allow_negative_numbers = true)]
     perc_occup: f64,
-    /// Print one JSON document.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl ModelArgs {
+    fn request(&self) -> ModelRequest {
+        ModelRequest {
+            preset: self.preset,
+            strategy: self.strategy,
+            input_pps: self.input_pps,
+            quota: self.quota,
+            duration_s: self.duration.as_secs_f64(),
+            screend: self.screend,
+            feedback: !self.no_feedback,
+            hog: self.hog,
+            costs_from: self.costs_from.clone(),
+            sz: self.sz,
+            perc_occup: self.perc_occup,
+        }
+    }
 }
 
 #[derive(ClapArgs)]
@@ -280,241 +290,41 @@ struct SweepArgs {
     /// See --kernel-port.
     #[arg(long, default_value_t = 47100)]
     app_port: u16,
-    /// Print one JSON document (with a `points` array) instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Root directory for results.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl SweepArgs {
+    fn config(&self) -> Result<SweepConfig> {
+        if self.mode.is_empty() || self.strategies.is_empty() {
+            bail!("nothing to sweep: give at least one --mode and one --strategies value");
+        }
+        let mut cfg = SweepConfig::for_scale(Scale::from_flags(self.quick, self.full));
+        cfg.modes = self.mode.clone();
+        cfg.strategies = self.strategies.clone();
+        cfg.base.costs = self.costs.busy_costs();
+        cfg.base.ports = Ports { kernel_port: self.kernel_port, app_port: self.app_port };
+        cfg.validate()?;
+        Ok(cfg)
+    }
 }
 
 /// Run `schedlab livelock`.
 pub fn run(args: Args) -> Result<()> {
-    schedlab_os::signals::install_stop_handler();
-    let r = match args.command {
-        Cmd::Live(a) => run_live(&a),
-        Cmd::Device(a) => run_device(&a),
-        Cmd::Kernel(a) => run_kernel(&a),
-        Cmd::Apps(a) => run_apps(&a),
-        Cmd::Model(a) => run_model(&a),
-        Cmd::Sweep(a) => run_sweep(&a),
-    };
-    if schedlab_os::signals::stop_requested() {
-        eprintln!("schedlab: stopped by signal; every role has ended");
-        schedlab_os::signals::exit_like_signal();
-    }
-    r
-}
-
-fn write_run(a: &LiveArgs, p: &LiveParams, data: serde_json::Value) -> Result<serde_json::Value> {
-    let doc = envelope(&p.experiment, p, data);
-    let dir = RunDir::create(&a.out, &p.experiment)?;
-    dir.write_json(&doc)?;
-    eprintln!("schedlab: results in {}", dir.path().display());
-    Ok(doc)
-}
-
-fn run_live(a: &LiveArgs) -> Result<()> {
-    let p = a.params()?;
-    let r = live::run(&p)?;
-    let doc = write_run(a, &p, json!({ "result": r }))?;
-    if a.json {
-        return output::print_json(&doc);
-    }
-    println!(
-        "strategy {} on kernel CPU {}, {} devices, wait {:e} s, {:.1} s of sending",
-        r.strategy, r.kernel.cpu, p.dev, p.arrival.wait, r.send_s
-    );
-    println!("offered    {:>10.0} pkt/s ({} sent)", r.offered_pps, r.sent);
-    println!("delivered  {:>10.0} pkt/s ({} received in all)", r.delivered_pps, r.received);
-    println!(
-        "lost       {:>10}  (buffer full {}, kernel sockets {}, app sockets {}, left queued {})",
-        r.lost,
-        r.lost_buffer,
-        r.lost_socket_kernel,
-        r.lost_socket_apps,
-        r.lost.saturating_sub(r.lost_buffer + r.lost_socket)
-    );
-    println!(
-        "SO_RXQ_OVFL kernel {} apps {}; /proc/net/snmp RcvbufErrors +{}",
-        r.rxq_ovfl_kernel,
-        r.rxq_ovfl_apps,
-        r.snmp_rcvbuf_errors.map_or("?".into(), |v| v.to_string())
-    );
-    println!("buffer fills {}, strategy switches {}, interrupts {}", r.buffer_fills, r.switches, r.interrupts);
-    println!("latency µs: p50 {:.0}, p99 {:.0}, max {:.0}", r.latency_us.p50, r.latency_us.p99, r.latency_us.max);
-    println!(
-        "CPU s: devices {:.2}, kernel {:.2} (interrupt thread {:.2}, kernel thread {:.2}), apps {:.2}",
-        r.cpu_s.devices, r.cpu_s.kernel, r.cpu_s.kernel_irq, r.cpu_s.kernel_thread, r.cpu_s.apps
-    );
-    Ok(())
-}
-
-fn other_cpus(kernel_cpu: Option<usize>) -> Vec<usize> {
-    cpus::choose(kernel_cpu)
-        .map(|(_, o)| o)
-        .unwrap_or_else(|_| schedlab_os::affinity::allowed_cpus().unwrap_or_default())
-}
-
-fn run_device(a: &LiveArgs) -> Result<()> {
-    let p = a.params()?;
-    let socks = device::bind_devices(p.dev)?;
-    let stop = AtomicBool::new(false);
-    let r = device::run(&p, &socks, &other_cpus(p.kernel_cpu), &stop)?;
-    let offered = r.total_sent() as f64 / r.send_s().max(1e-9);
-    let doc = write_run(a, &p, json!({ "role": "device", "report": r, "offered_pps": offered }))?;
-    if a.json {
-        return output::print_json(&doc);
-    }
-    println!(
-        "devices sent {} packets in {:.2} s: {:.0} pkt/s (per device {:?}); CPU {:.2} s",
-        r.total_sent(),
-        r.send_s(),
-        offered,
-        r.sent,
-        r.cpu_s
-    );
-    Ok(())
-}
-
-fn run_kernel(a: &LiveArgs) -> Result<()> {
-    let p = a.params()?;
-    cpus::preflight()?;
-    let (kcpu, _) = cpus::choose(p.kernel_cpu)?;
-    let socks = kernel::KernelSockets::bind(&p)?;
-    eprintln!(
-        "schedlab: kernel ({}) on CPU {kcpu}, ports {}..{}; start the devices now",
-        p.strategy,
-        p.ports.kernel(0),
-        p.ports.kernel(p.dev - 1)
-    );
-    let stop = AtomicBool::new(false);
-    let r = kernel::run(&p, &socks, kcpu, a.deadline(), &stop)?;
-    let doc = write_run(a, &p, json!({ "role": "kernel", "report": r }))?;
-    if a.json {
-        return output::print_json(&doc);
-    }
-    println!(
-        "kernel {}: {} interrupts, {} delivered ({} from the buffer, {} polled), buffer drops {}, fills {}, switches {}, \
-         SO_RXQ_OVFL {}; CPU {:.2} s interrupt thread, {:.2} s kernel thread",
-        p.strategy, r.interrupts, r.delivered, r.delivered_from_buffer, r.polled, r.buffer_drops, r.buffer_fills, r.switches,
-        r.rxq_ovfl, r.irq_cpu_s, r.kthread_cpu_s
-    );
-    Ok(())
-}
-
-fn run_apps(a: &LiveArgs) -> Result<()> {
-    let p = a.params()?;
-    let socks = apps::bind_apps(&p)?;
-    eprintln!(
-        "schedlab: apps on ports {}..{}; start the kernel, then the devices",
-        p.ports.app(0),
-        p.ports.app(p.dev - 1)
-    );
-    let stop = AtomicBool::new(false);
-    let r = apps::run(&p, &socks, &other_cpus(p.kernel_cpu), a.deadline(), &stop)?;
-    let (p50, p99, max) = r.latency_us();
-    let doc =
-        write_run(a, &p, json!({ "role": "apps", "report": r, "latency_us": {"p50": p50, "p99": p99, "max": max} }))?;
-    if a.json {
-        return output::print_json(&doc);
-    }
-    println!(
-        "apps received {} packets {:?}; latency µs p50 {p50:.0} p99 {p99:.0} max {max:.0}; SO_RXQ_OVFL {}; CPU {:.2} s",
-        r.total(),
-        r.received,
-        r.rxq_ovfl,
-        r.cpu_s
-    );
-    Ok(())
-}
-
-fn run_model(a: &ModelArgs) -> Result<()> {
-    if !(a.input_pps.is_finite() && a.input_pps > 0.0) {
-        bail!("invalid input rate: {} (must be greater than zero packets per second)", a.input_pps);
-    }
-    let quota = if a.quota == 0 { usize::MAX } else { a.quota };
-    let secs = a.duration.as_secs_f64();
-    let mut c = match a.preset {
-        Preset::Mogul96 => ModelConfig::mogul96(a.strategy, quota, a.input_pps, secs),
-        Preset::ThisMachine => {
-            let b = BusyCosts::default();
-            let params = StrategyParams { sz: a.sz, perc_occup: a.perc_occup, quota, ..Default::default() };
-            let costs = match &a.costs_from {
-                Some(path) => measured_costs(path)?,
-                None => Costs::from_busy_work(b.irq_ns, b.proto_ns, b.deliver_ns),
-            };
-            let mut c = ModelConfig::this_machine(a.strategy, params, costs, kernel::KERNEL_RING_PKTS);
-            c.arrival.wait = c.devices as f64 / a.input_pps;
-            c.duration_s = secs;
-            c
+    let host = Host::collect();
+    let ready = |line: String| eprintln!("schedlab: {line}");
+    let (section, output) = match args.command {
+        Cmd::Live(a) => (roles::live(&a.params()?)?, a.output.clone()),
+        Cmd::Device(a) => (roles::device(&a.params()?)?, a.output.clone()),
+        Cmd::Kernel(a) => (roles::kernel(&a.params()?, a.deadline(), &ready)?, a.output.clone()),
+        Cmd::Apps(a) => (roles::apps(&a.params()?, a.deadline(), &ready)?, a.output.clone()),
+        Cmd::Model(a) => (roles::model(&a.request())?, a.output),
+        Cmd::Sweep(a) => {
+            let cfg = a.config()?;
+            eprintln!("schedlab: livelock sweep, about {:.0} s", cfg.estimate_s());
+            (experiment::run(&cfg, &host.facts, &|_, line| eprintln!("  {line}"))?, a.output)
         }
     };
-    if a.screend {
-        c.screen = Some(mogul96_screend());
-    }
-    if a.no_feedback {
-        c.params.fb_high = 1.0;
-        c.params.fb_low = 1.0;
-    }
-    c.hog = a.hog;
-    let r = model::run(&c)?;
-    let doc = envelope("livelock-model", &c, json!({ "preset": a.preset.to_string(), "result": r }));
-    let dir = RunDir::create(&a.out, "livelock-model")?;
-    dir.write_json(&doc)?;
-    if a.json {
-        return output::print_json(&doc);
-    }
-    eprintln!("schedlab: results in {}", dir.path().display());
-    println!("model {} / {} at {:.0} pkt/s input for {secs} s", a.preset, a.strategy, r.offered_pps);
-    println!(
-        "delivered {:.0} pkt/s; lost {} (device ring {}, buffer {}, late {}); fills {}, switches {}, interrupts {}",
-        r.delivered_pps,
-        r.lost(),
-        r.lost_device,
-        r.lost_buffer,
-        r.lost_late,
-        r.buffer_fills,
-        r.switches,
-        r.interrupts
-    );
-    println!("latency µs: p50 {:.0}, p99 {:.0}, max {:.0}", r.latency_us.p50, r.latency_us.p99, r.latency_us.max);
-    println!(
-        "CPU share: interrupt {:.0} %, kernel thread {:.0} %, screend {:.0} %, user hog {:.0} %, idle {:.0} %",
-        100.0 * r.cpu.interrupt_s / secs,
-        100.0 * r.cpu.kernel_thread_s / secs,
-        100.0 * r.cpu.screen_s / secs,
-        100.0 * r.cpu.hog_s / secs,
-        100.0 * r.cpu.idle_s / secs
-    );
+    output::emit(section, &output, &host)?;
     Ok(())
-}
-
-/// The `this-machine` costs recorded in a sweep's results.json.
-fn measured_costs(path: &std::path::Path) -> Result<Costs> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not a results.json ({e})", path.display()))?;
-    serde_json::from_value(doc["this_machine_costs"]["costs"].clone()).map_err(|_| {
-        anyhow::anyhow!(
-            "{} has no this_machine_costs: give the results.json of `schedlab livelock sweep`",
-            path.display()
-        )
-    })
-}
-
-fn run_sweep(a: &SweepArgs) -> Result<()> {
-    let scale = Scale::from_flags(a.quick, a.full);
-    if a.mode.is_empty() || a.strategies.is_empty() {
-        bail!("nothing to sweep: give at least one --mode and one --strategies value");
-    }
-    let mut cfg = SweepConfig::for_scale(scale);
-    cfg.modes = a.mode.clone();
-    cfg.strategies = a.strategies.clone();
-    cfg.base.costs = a.costs.busy_costs();
-    cfg.base.ports = Ports { kernel_port: a.kernel_port, app_port: a.app_port };
-    cfg.validate()?;
-    eprintln!("schedlab: livelock sweep, about {:.0} s", cfg.estimate_s());
-    let s = experiment::run_and_write(&cfg, &a.out, "livelock", &|_, line| eprintln!("  {line}"))?;
-    output::emit(&s, a.json)
 }

@@ -1,12 +1,14 @@
 //! `schedlab policies`: the live policy benchmark (seed 001).
 
-use crate::{output, units};
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use crate::progress::CommandProgress;
+use crate::units;
 use clap::Subcommand;
 use schedlab_lab::policies::params::{self, Params, WorkloadKind};
 use schedlab_lab::policies::run;
-use schedlab_lab::{Progress, Scale};
+use schedlab_lab::Scale;
 use schedlab_os::sched::LinuxPolicy;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `schedlab policies`.
@@ -80,12 +82,8 @@ struct RunArgs {
     /// Capture sched:sched_switch with tracefs during each case and draw per-CPU timelines (root).
     #[arg(long)]
     trace: bool,
-    /// Print one JSON document (the results) on stdout instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Root directory for results (writes `<out>/policies/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 fn parse_policy(s: &str) -> Result<LinuxPolicy, String> {
@@ -102,15 +100,6 @@ struct CpuList(Vec<usize>);
 
 fn parse_cpus(s: &str) -> Result<CpuList, String> {
     schedlab_os::affinity::parse_cpu_list(s).map(CpuList).map_err(|e| e.to_string())
-}
-
-/// Progress lines on stderr.
-struct StderrProgress;
-
-impl Progress for StderrProgress {
-    fn update(&self, _fraction: f64, what: &str) {
-        eprintln!("schedlab: {what}");
-    }
 }
 
 /// Run `schedlab policies`.
@@ -145,21 +134,22 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     p.io_block = a.io_block;
     p.trace = a.trace;
     p.validate()?;
-
-    schedlab_os::signals::install_stop_handler();
-    let out = run::run(&p, &a.out, &StderrProgress)?;
-    if a.json {
-        output::print_json(&out.section.data)?;
+    let host = Host::collect();
+    let out = {
+        let progress = CommandProgress::start("policies", run::TITLE, p.estimate_s());
+        run::run(&p, &progress)?
+    };
+    let mut s = out.section;
+    output::save(&mut s, &a.output.out, &host)?;
+    if a.output.json {
+        output::print_json(&s.data)?;
     } else {
         print!("{}", out.table_data);
         println!();
-        output::print_section(&out.section);
-        for f in &out.section.figures {
+        output::print_section(&s);
+        for f in &s.figures {
             println!("figure: {}", f.file);
         }
-    }
-    if schedlab_os::signals::stop_requested() {
-        schedlab_os::signals::exit_like_signal();
     }
     Ok(())
 }

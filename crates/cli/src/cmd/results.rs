@@ -1,10 +1,11 @@
 //! `schedlab results`: the results database — list, show, compare, export and merge past
 //! runs, and rebuild the HTML report from it (e.g. after merging shards).
 
+use crate::host::{self, Host};
 use crate::output;
 use anyhow::bail;
 use clap::Subcommand;
-use schedlab_report::db::{Db, Filter, Run, RunStatus, DEFAULT_PATH};
+use schedlab_report::db::{Filter, Run, RunStatus, DEFAULT_PATH};
 use schedlab_report::html::{self, RunInfo};
 use schedlab_report::leaves;
 use schedlab_report::section::{Outcome, Table};
@@ -107,7 +108,7 @@ fn parse_status(s: &str) -> Result<RunStatus, String> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Cmd::List { experiment, status, limit } => {
-            let db = Db::open_existing(&args.db)?;
+            let db = host::open_existing_db(&args.db)?;
             let runs = db.list(&Filter { experiment, status, limit })?;
             if args.json {
                 let rows: Vec<Value> = runs.iter().map(summary_json).collect();
@@ -120,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Show { id } => {
-            let db = Db::open_existing(&args.db)?;
+            let db = host::open_existing_db(&args.db)?;
             let run = db.get(id)?;
             if args.json {
                 return output::print_json(&serde_json::to_value(&run)?);
@@ -129,12 +130,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Compare { a, b, all, limit } => {
-            let db = Db::open_existing(&args.db)?;
+            let db = host::open_existing_db(&args.db)?;
             let (ra, rb) = (db.get(a)?, db.get(b)?);
             compare(&ra, &rb, all, limit, args.json)
         }
         Cmd::Export { id, csv: _, output } => {
-            let db = Db::open_existing(&args.db)?;
+            let db = host::open_existing_db(&args.db)?;
             let run = db.get(id)?;
             let mut out: Box<dyn Write> = match &output {
                 Some(p) => {
@@ -155,7 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     bail!("cannot merge {}: no such file", s.display());
                 }
             }
-            let mut db = Db::open(&args.db)?;
+            let mut db = host::open_db(&args.db)?;
             let mut t =
                 Table::new(format!("Merged into {}", args.db.display()), &["source", "added", "already present"]);
             let mut rows = Vec::new();
@@ -172,11 +173,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Report { html: path } => {
-            let db = Db::open_existing(&args.db)?;
+            let db = host::open_existing_db(&args.db)?;
             let latest = db.latest_sections()?;
             let sections: Vec<_> = latest.iter().map(|(_, s)| s.clone()).collect();
             let scales: std::collections::BTreeSet<_> = latest.iter().map(|(r, _)| r.scale.clone()).collect();
             let info = RunInfo::new(
+                &Host::collect().provenance,
                 scales.into_iter().collect::<Vec<_>>().join(", "),
                 None,
                 Some(args.db.display().to_string()),

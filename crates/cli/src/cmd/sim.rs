@@ -1,10 +1,11 @@
 //! `schedlab sim`: the scheduling simulator (seeds 003, 004) — compare policies on a workload,
 //! the WRR study, and the engine benchmark against SimPy.
 
-use crate::output;
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
 use anyhow::{bail, Context, Result};
-use schedlab_lab::simstudy::{self, bench, compare, gantt, wrr_study};
-use schedlab_report::section::{Section, Table};
+use schedlab_lab::simstudy::{bench, compare, wrr_section, wrr_study};
+use schedlab_report::section::Table;
 use schedlab_sim::engine::SimConfig;
 use schedlab_sim::generate;
 use schedlab_sim::policies::{spec::parse_time, CATALOGUE};
@@ -86,12 +87,8 @@ pub struct RunArgs {
     /// Save the (generated) workload as a JSON file.
     #[arg(long)]
     save_workload: Option<PathBuf>,
-    /// Root directory for results (`<out>/sim-run/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    /// Print one JSON document (a `policies` array; times in ms) instead of tables.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Seed 004 in simulation: WRR work per weight and finish time per start order.
@@ -114,10 +111,8 @@ pub struct WrrArgs {
     /// Context-switch cost.
     #[arg(long, default_value = "0")]
     switch_cost: String,
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Benchmark the engine (events/s) on a Poisson workload, optionally against SimPy.
@@ -149,10 +144,8 @@ pub struct BenchArgs {
     simpy_script: PathBuf,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Run `schedlab sim`.
@@ -208,42 +201,19 @@ fn run_cmd(a: RunArgs) -> Result<()> {
     if let Some(p) = &a.save_workload {
         std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
     }
+    let host = Host::collect();
     let results = compare::run_all(&w, &a.policies, &cfg, a.per_cpu)?;
-    let doc = compare::comparison_json(&results, &cfg, a.per_cpu);
-    let mut s = Section::new("sim-run", "003", "Policies side by side");
-    s.tables.push(compare::comparison_table(&results));
-    if a.tasks {
-        s.tables.extend(results.iter().map(compare::task_table));
-    }
-    if let Some(path) = &a.gantt {
-        let svg = gantt::chart(&w, &results, "Who ran where", None).to_svg();
-        std::fs::write(path, &svg).with_context(|| format!("writing {}", path.display()))?;
-        s.figures.push(schedlab_report::section::Figure {
-            title: "Gantt".into(),
-            file: "gantt.svg".into(),
-            svg,
-            caption: String::new(),
-        });
-    }
-    s.summary = format!(
-        "{} tasks on {cpus} CPU(s), {} queue(s), switch cost {} ms.",
-        w.tasks.len(),
-        if a.per_cpu { "per-CPU" } else { "one global" },
-        cfg.switch_cost as f64 / 1e6
-    );
-    s.data = doc.clone();
-    let params = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
+    let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
+    s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
         "switch_cost_ns": cfg.switch_cost, "horizon_ns": cfg.horizon, "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
-    simstudy::write_run(&mut s, &a.out, &params)?;
-    if a.json {
-        output::print_json(&doc)
-    } else {
-        output::print_section(&s);
-        if let Some(p) = &a.gantt {
-            println!("gantt: {}", p.display());
+    let s = output::emit(s, &a.output, &host)?;
+    if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
+        std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
+        if !a.output.json {
+            println!("gantt: {}", path.display());
         }
-        Ok(())
     }
+    Ok(())
 }
 
 fn wrr_cmd(a: WrrArgs) -> Result<()> {
@@ -254,10 +224,9 @@ fn wrr_cmd(a: WrrArgs) -> Result<()> {
     }
     params.quantum_ms = q as f64 / 1e6;
     params.switch_cost_us = time_arg("switch-cost", &a.switch_cost)? as f64 / 1e3;
-    let o = wrr_study::run(&params);
-    let mut s = simstudy::wrr_section(&o);
-    simstudy::write_run(&mut s, &a.out, &params)?;
-    output::emit(&s, a.json)
+    let host = Host::collect();
+    output::emit(wrr_section::section(&wrr_study::run(&params)), &a.output, &host)?;
+    Ok(())
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<()> {
@@ -274,59 +243,16 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     if a.simpy && rr_quantum.is_none() {
         bail!("--simpy compares round robin: include an rr policy");
     }
+    let host = Host::collect();
     eprintln!("generating {} tasks …", a.tasks);
     let w = bench::workload(a.tasks, a.seed);
     let mut rows = bench::run(&w, &specs, a.repeat)?;
-    let mut s = Section::new("sim-bench", "003", "Simulator benchmark");
-    let tmp = schedlab_report::results::RunDir::create(&a.out, "sim-bench")?;
-    if a.simpy {
+    if let (true, Some(quantum)) = (a.simpy, rr_quantum) {
         eprintln!("running the SimPy model …");
-        let quantum = rr_quantum.expect("checked");
-        rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, quantum, a.repeat, tmp.path())?);
+        rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, quantum, a.repeat)?);
     }
-    let mut t = Table::new(
-        format!("{} tasks, Poisson arrivals 180/s, exponential bursts mean 5 ms (load 0.9), 1 CPU", a.tasks),
-        &["engine", "policy", "output", "events", "seconds", "events/s", "avg turnaround ms"],
-    );
-    for r in &rows {
-        t.row(vec![
-            r.engine.clone(),
-            r.policy.clone(),
-            r.output.clone(),
-            r.events.to_string(),
-            format!("{:.4}", r.seconds),
-            format!("{:.0}", r.events_per_s),
-            format!("{:.3}", r.avg_turnaround_ms),
-        ]);
-    }
-    let mut ratios = serde_json::Map::new();
-    if let Some(py) = rows.iter().find(|r| r.engine == "simpy") {
-        let rr = |output: &str| {
-            rows.iter().find(|r| r.engine == "schedlab" && r.policy.starts_with("rr") && r.output == output)
-        };
-        let (overall, per_task) = (rr("overall").expect("rr ran"), rr("per-task").expect("rr ran"));
-        for r in [overall, per_task] {
-            ratios.insert(r.output.clone(), json!(py.seconds / r.seconds));
-        }
-        t.note = format!(
-            "Same tasks, same RR model: SimPy took {:.3} s ({:.0} events/s). schedlab is {:.1}× faster producing the \
-             overall metrics (as the SimPy model does) and {:.1}× faster producing a record per task as well \
-             (wall-time ratios). Avg turnaround agrees to {:.4}%.",
-            py.seconds,
-            py.events_per_s,
-            py.seconds / overall.seconds,
-            py.seconds / per_task.seconds,
-            100.0 * (overall.avg_turnaround_ms / py.avg_turnaround_ms - 1.0).abs()
-        );
-    }
-    s.tables.push(t);
-    s.data = json!({"rows": rows, "simpy_wall_time_ratio": ratios});
-    let doc = schedlab_report::results::envelope(
-        "sim-bench",
-        &json!({"tasks": a.tasks, "policies": specs, "repeat": a.repeat, "seed": a.seed}),
-        s.data.clone(),
-    );
-    tmp.write_json(&doc)?;
-    s.run_dir = Some(tmp.path().display().to_string());
-    output::emit(&s, a.json)
+    let mut s = bench::section(a.tasks, rows);
+    s.parameters = json!({"tasks": a.tasks, "policies": specs, "repeat": a.repeat, "seed": a.seed});
+    output::emit(s, &a.output, &host)?;
+    Ok(())
 }

@@ -1,22 +1,23 @@
 //! `schedlab taskman`: the task manager of seed 003 — topology, running commands on pinned
 //! real-time workers, the Table 2 benchmark, the task-queue benchmark, and IRQ repair.
 
-use crate::{output, units};
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use crate::progress::CommandProgress;
+use crate::units;
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
-use schedlab_lab::experiment::{Progress, RunContext};
 use schedlab_lab::taskman::bench::{BenchParams, Config};
-use schedlab_lab::taskman::experiment::{queue_params, run_and_write};
+use schedlab_lab::taskman::experiment::{self, TaskmanExperiment};
 use schedlab_lab::taskman::jobs::{self, Job, RunOptions};
 use schedlab_lab::taskman::load::{self, Load};
 use schedlab_lab::taskman::qbench::{self, QueueBenchParams};
+use schedlab_lab::taskman::views;
 use schedlab_lab::taskman::{ManagerConfig, QueueKind, DEFAULT_PRIORITY};
-use schedlab_lab::Scale;
-use schedlab_os::affinity::format_cpu_list;
+use schedlab_lab::{Experiment, Scale};
 use schedlab_os::sched::LinuxPolicy;
 use schedlab_os::topology::Topology;
-use schedlab_report::section::Table;
-use std::io::IsTerminal;
+use schedlab_report::table::render;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -174,12 +175,8 @@ struct BenchArgs {
     /// Do not steer IRQs in configuration C.
     #[arg(long)]
     no_irq: bool,
-    /// Root directory for results (`<out>/taskman/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
-    /// Print one JSON document (the results document) instead of tables.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Run `schedlab taskman`.
@@ -191,6 +188,7 @@ pub fn run(args: Args) -> Result<()> {
         Cmd::BenchQueue { tasks, reps, json } => bench_queue(tasks as usize, reps as usize, json),
         Cmd::Restore { state_dir } => restore(&state_dir),
         Cmd::Load { bytes, max_seconds } => {
+            schedlab_os::signals::default_sigpipe();
             load::load_body(bytes as usize, max_seconds as f64, || {
                 println!("ready");
                 use std::io::Write;
@@ -213,48 +211,12 @@ fn topology(json: bool) -> Result<()> {
             "worker_cpus": t.worker_cpus(),
         }));
     }
-    let mut cpus = Table::new("CPUs", &["cpu", "package", "core", "SMT siblings", "role"]);
-    for c in &t.cpus {
-        let role = if t.reserved_core().contains(&c.id) {
-            "reserved for the system (IRQs)"
-        } else if t.worker_cpus().contains(&c.id) {
-            "worker"
-        } else {
-            "SMT sibling of a worker (left idle)"
-        };
-        cpus.row(vec![
-            c.id.to_string(),
-            c.package.to_string(),
-            c.core.to_string(),
-            format_cpu_list(&c.siblings),
-            role.into(),
-        ]);
+    let (tables, line) = views::topology(&t);
+    for table in &tables {
+        println!("{}", render(table));
     }
-    println!("{}", schedlab_report::table::render(&cpus));
-    let mut caches = Table::new("Caches", &["level", "type", "size", "shared by CPUs"]);
-    for c in t.caches() {
-        caches.row(vec![c.level.to_string(), c.kind, human_bytes(c.size_bytes), format_cpu_list(&c.shared_cpus)]);
-    }
-    println!("{}", schedlab_report::table::render(&caches));
-    println!(
-        "{} online CPU(s), {} package(s), {} core(s); default: {} worker(s) on CPU(s) {}",
-        t.cpus.len(),
-        t.packages().len(),
-        t.cores().len(),
-        t.worker_cpus().len(),
-        if t.worker_cpus().is_empty() { "(none)".into() } else { format_cpu_list(&t.worker_cpus()) }
-    );
+    println!("{line}");
     Ok(())
-}
-
-fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1024 {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} B")
-    }
 }
 
 fn run_cmd(a: RunArgs) -> Result<()> {
@@ -265,87 +227,21 @@ fn run_cmd(a: RunArgs) -> Result<()> {
         (None, true) => bail!("nothing to run: give --jobs FILE or `-- CMD ARGS`"),
     };
     let cfg = a.manager.config();
-    let topo = Topology::read()?;
-    let plan = cfg.plan(&topo)?;
+    let plan = cfg.plan(&Topology::read()?)?;
     if plan.priority == 99 {
         eprintln!("schedlab: note: priority 99 ties with the kernel's migration and watchdog threads");
     }
-    schedlab_os::signals::install_stop_handler();
     let opts = RunOptions { timeout: a.timeout, stdout_to_stderr: a.json, inject_panic: a.inject_panic };
     let report = jobs::run_jobs(&cfg, &job_list, &opts)?;
     if a.json {
-        output::print_json(&serde_json::to_value(&report)?)?;
-    } else {
-        let mut t =
-            Table::new("Tasks (FCFS)", &["#", "command", "worker", "cpu", "status", "exit", "wait (s)", "run (s)"]);
-        for j in &report.jobs {
-            t.row(vec![
-                j.id.to_string(),
-                j.command.clone(),
-                j.worker.to_string(),
-                j.cpu.to_string(),
-                j.status.clone() + &j.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default(),
-                match (j.exit_code, j.signal) {
-                    (Some(c), _) => c.to_string(),
-                    (None, Some(s)) => format!("signal {s}"),
-                    _ => "—".into(),
-                },
-                format!("{:.3}", j.wait_s),
-                format!("{:.3}", j.wall_s),
-            ]);
-        }
-        println!("{}", schedlab_report::table::render(&t));
-        let m = &report.manager;
-        println!(
-            "{} task(s): {} ok, {} failed, {} killed, {} panicked, {} cancelled, {} error; {:.3} s in all",
-            report.jobs.len(),
-            report.count("ok"),
-            report.count("failed"),
-            report.count("killed"),
-            report.count("panicked"),
-            report.count("cancelled"),
-            report.count("error"),
-            report.wall_s
-        );
-        println!(
-            "workers: {} under {} priority {} on CPU(s) {}; IRQs moved to CPU(s) {}: {}, refused: {}",
-            m.workers.len(),
-            m.plan.policy.kernel_name(),
-            m.plan.priority,
-            m.workers.iter().map(|w| format_cpu_list(&w.cpus)).collect::<Vec<_>>().join(" "),
-            format_cpu_list(&m.plan.reserved),
-            m.irq_moved.len(),
-            if m.irq_refused.is_empty() {
-                "none".to_string()
-            } else {
-                m.irq_refused.iter().map(|r| format!("{} ({})", r.irq, r.error)).collect::<Vec<_>>().join(", ")
-            }
-        );
-        println!(
-            "restored: worker policies/affinity {}, IRQ masks {}",
-            if m.workers.iter().all(|w| w.restored) { "yes" } else { "NO" },
-            if m.irq_restore.failed.is_empty() {
-                "yes".to_string()
-            } else {
-                format!("NO ({:?})", m.irq_restore.failed)
-            }
-        );
+        return output::print_json(&serde_json::to_value(&report)?);
     }
-    if report.interrupted {
-        schedlab_os::signals::exit_like_signal();
+    let (table, lines) = views::jobs(&report);
+    println!("{}", render(&table));
+    for l in lines {
+        println!("{l}");
     }
     Ok(())
-}
-
-struct StderrProgress;
-
-impl Progress for StderrProgress {
-    fn update(&self, fraction: f64, what: &str) {
-        eprint!("\r\x1b[2K[{:>3.0}%] {what}", fraction * 100.0);
-        if fraction >= 1.0 {
-            eprintln!();
-        }
-    }
 }
 
 fn bench(a: BenchArgs) -> Result<()> {
@@ -378,47 +274,21 @@ fn bench(a: BenchArgs) -> Result<()> {
     p.load2_cap_bytes = a.load2_cap;
     p.steer_irqs = !a.no_irq;
     p.configs = vec![Config::D, Config::C];
-    schedlab_os::signals::install_stop_handler();
-    let quiet = NoisyOrQuiet(std::io::stderr().is_terminal());
-    let ctx = RunContext { scale, out_root: a.out.clone(), progress: &quiet };
-    let section = run_and_write(&p, queue_params(scale), &ctx).context("taskman bench")?;
-    output::emit(&section, a.json)?;
-    if schedlab_os::signals::stop_requested() {
-        schedlab_os::signals::exit_like_signal();
-    }
+    let host = Host::collect();
+    let section = {
+        let progress = CommandProgress::start("taskman", "Table 2 of seed 003", TaskmanExperiment.estimate_s(scale));
+        experiment::run(&p, experiment::queue_params(scale), &progress).context("taskman bench")?
+    };
+    output::emit(section, &a.output, &host)?;
     Ok(())
 }
 
-/// Progress on stderr only when it is a terminal.
-struct NoisyOrQuiet(bool);
-
-impl Progress for NoisyOrQuiet {
-    fn update(&self, fraction: f64, what: &str) {
-        if self.0 {
-            StderrProgress.update(fraction, what);
-        }
-    }
-}
-
 fn bench_queue(tasks: usize, reps: usize, json: bool) -> Result<()> {
-    schedlab_os::signals::install_stop_handler();
     let q = qbench::run(QueueBenchParams { tasks, reps })?;
     if json {
         return output::print_json(&serde_json::to_value(&q)?);
     }
-    let mut t = Table::new(
-        format!("ns per empty task ({tasks} tasks × {reps} reps; worker CPU(s) {})", format_cpu_list(&q.worker_cpus)),
-        &["queue", "ns/task (mean ± 95% CI)", "speed-up vs mutex FCFS"],
-    );
-    for r in &q.rows {
-        t.row(vec![
-            r.queue.clone(),
-            format!("{:.1} ± {:.1}", r.ns_per_task.mean, r.ns_per_task.ci95),
-            format!("{:.2}×", r.speedup_vs_mutex),
-        ]);
-    }
-    println!("{}", schedlab_report::table::render(&t));
-    println!("All pools SCHED_OTHER on the same worker CPUs; tasks submitted from the reserved CPU. Compare ratios, not absolute ns, on a busy machine.");
+    println!("{}", render(&views::queue_bench(&q, tasks, reps)));
     Ok(())
 }
 

@@ -2,15 +2,14 @@
 //! service (`reproduce`), cost against the number of timers (`scale`), and our wheel and heap
 //! beside std's BinaryHeap and tokio-util's DelayQueue (`bench`).
 
-use crate::{output, units};
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use crate::units;
 use clap::Subcommand;
 use schedlab_lab::timers::reproduce::{self, ArrayChoice};
 use schedlab_lab::timers::service::TickMode;
-use schedlab_lab::timers::{bench, experiment, scale, trial};
-use schedlab_report::results::{envelope, RunDir};
-use schedlab_report::section::Section;
+use schedlab_lab::timers::{bench, scale, trial};
 use schedlab_timerq::Kind;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `schedlab timers`.
@@ -56,9 +55,6 @@ struct ReproduceArgs {
     /// Divide every sleep time by 20 (longest ~0.5 s instead of ~10 s); the output says so.
     #[arg(long)]
     quick: bool,
-    /// Print one JSON document on stdout (progress goes to stderr).
-    #[arg(long)]
-    json: bool,
     /// Tick length: a positive duration with a unit (1ms, 500us, 4ms).
     #[arg(long, default_value = "1ms", value_parser = units::positive_duration)]
     tick: Duration,
@@ -82,9 +78,8 @@ struct ReproduceArgs {
     /// `fig10` = Figure 10's for every queue.
     #[arg(long, default_value = "seed", value_parser = parse_array)]
     array: ArrayChoice,
-    /// Root directory for results (`<out>/timers/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(clap::Args)]
@@ -98,10 +93,8 @@ struct ScaleArgs {
     /// Queues to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "control,delta,heap,wheel", value_parser = parse_kind)]
     queues: Vec<Kind>,
-    #[arg(long)]
-    json: bool,
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(clap::Args)]
@@ -112,10 +105,8 @@ struct BenchArgs {
     /// Interleaved rounds; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
-    #[arg(long)]
-    json: bool,
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// A count of timers N with a lower bound, named in the error.
@@ -154,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Cmd::Scale(a) => run_scale(a),
         Cmd::Bench(a) => run_bench(a),
         Cmd::Trial { spec } => {
+            schedlab_os::signals::default_sigpipe();
             let spec: trial::TrialSpec = serde_json::from_str(&spec)?;
             let report = trial::run_in_process(&spec)?;
             println!("{}", serde_json::to_string(&report)?);
@@ -163,38 +155,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_reproduce(a: ReproduceArgs) -> anyhow::Result<()> {
-    let queues = units::unique(a.queues.clone());
     let p = reproduce::Params {
         tick_ns: a.tick.as_nanos() as u64,
         tick_mode: a.tick_mode,
         rt_priority: a.rt_priority,
         trials: a.trials as usize,
-        queues,
+        queues: units::unique(a.queues.clone()),
         array: a.array,
         time_divisor: if a.quick { 20 } else { 1 },
     };
     p.validate()?;
-    schedlab_os::signals::install_stop_handler();
+    let host = Host::collect();
     eprintln!("schedlab: {}", reproduce::scale_note(&p));
     let exe = std::env::current_exe()?;
     let q = reproduce::run(&p, &exe, &|_, what| eprintln!("schedlab: running {what}"))?;
-    let dir = RunDir::create(&a.out, "timers")?;
-    let doc = envelope("timers", &p, reproduce::document(&p, &q));
-    dir.write_json(&doc)?;
-    let mut s = Section::new("timers", "000", "Delta queue vs control list (and heap, timing wheel)");
-    s.summary = reproduce::scale_note(&p);
-    s.tables = reproduce::tables(&p, &q);
-    s.verdicts = reproduce::verdicts(&p, &q);
-    for (i, t) in s.tables.iter().enumerate() {
-        dir.write_csv(
-            &format!("table{}.csv", i + 1),
-            &t.columns.iter().map(String::as_str).collect::<Vec<_>>(),
-            &t.rows,
-        )?;
-    }
-    s.run_dir = Some(dir.path().display().to_string());
-    s.data = doc;
-    output::emit(&s, a.json)
+    output::emit(reproduce::section(&p, &q), &a.output, &host)?;
+    Ok(())
 }
 
 fn run_scale(a: ScaleArgs) -> anyhow::Result<()> {
@@ -204,75 +180,16 @@ fn run_scale(a: ScaleArgs) -> anyhow::Result<()> {
         queues: units::unique(a.queues),
         seed: 0,
     };
-    schedlab_os::signals::install_stop_handler();
+    let host = Host::collect();
     let o = scale::run(&p, &|what| eprintln!("schedlab: measuring {what}"))?;
-    let dir = RunDir::create(&a.out, "timers-scale")?;
-    let doc = envelope("timers-scale", &p, serde_json::json!({ "cells": o.cells, "stopped": o.stopped }));
-    dir.write_json(&doc)?;
-    let (h, rows) = o.csv();
-    dir.write_csv("scale.csv", &h, &rows)?;
-    let mut s = Section::new("timers-scale", "000", "Timer queue cost vs number of pending timers");
-    s.summary = format!("N = 100 … {}; time budget {:.1} s per measurement.", p.max_n, p.budget_s);
-    let mut t = schedlab_report::section::Table::new("ns per operation", &h);
-    for r in &rows {
-        t.row(r.clone());
-    }
-    let notes = o.stop_notes();
-    s.tables.push(if notes.is_empty() { t } else { t.with_note(notes.join("\n")) });
-    for f in o.figures() {
-        dir.write_text(&f.file, &f.svg)?;
-        s.figures.push(f);
-    }
-    s.verdicts = experiment::scale_verdicts(&o);
-    s.run_dir = Some(dir.path().display().to_string());
-    s.data = doc;
-    output::emit(&s, a.json)
+    output::emit(o.section(&p), &a.output, &host)?;
+    Ok(())
 }
 
 fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
     let p = bench::Params { timers: a.timers as usize, rounds: a.rounds as usize, ..bench::Params::default() };
+    let host = Host::collect();
     let data = bench::run(&p, &|what| eprintln!("schedlab: bench {what}"))?;
-    let dir = RunDir::create(&a.out, "timers-bench")?;
-    let doc = envelope("timers-bench", &p, data.clone());
-    dir.write_json(&doc)?;
-    let mut t = schedlab_report::section::Table::new(
-        format!(
-            "{} timers, deadlines 1..10,000 ms, 10% cancelled, 1 ms ticks (median of {} rounds)",
-            p.timers, p.rounds
-        ),
-        &["implementation", "Mops/s", "median s", "ours/best peer"],
-    );
-    let best = data["best_peer"].as_str().unwrap_or("");
-    let best_mops = data["implementations"][best]["mops"].as_f64().unwrap_or(f64::NAN);
-    let mut rows = vec![];
-    for name in bench::IMPLEMENTATIONS {
-        let e = &data["implementations"][name];
-        let mops = e["mops"].as_f64().unwrap_or(0.0);
-        let ratio =
-            if bench::PEERS.contains(&name) { "peer".to_string() } else { format!("{:.2}×", mops / best_mops) };
-        let row = vec![
-            name.to_string(),
-            format!("{mops:.2}"),
-            format!("{:.3}", e["median_s"].as_f64().unwrap_or(0.0)),
-            ratio,
-        ];
-        t.row(row.clone());
-        rows.push(row);
-    }
-    dir.write_csv("bench.csv", &["implementation", "mops", "median_s", "ratio"], &rows)?;
-    let mut s = Section::new("timers-bench", "000", "Timer queues beside peers");
-    s.summary = format!(
-        "Mops/s counts inserts + cancels + expiries. Best peer: {best}. Our wheel: {:.2}× the best peer. \
-         DelayQueue runs on tokio's paused clock (advance 1 ms per tick), so no real time is waited.",
-        data["wheel_vs_best_peer"].as_f64().unwrap_or(f64::NAN)
-    );
-    s.tables.push(t);
-    s.verdicts.push(schedlab_report::section::Verdict::check(
-        "Our wheel at least 1.0× the best peer",
-        data["wheel_vs_best_peer"].as_f64().unwrap_or(0.0) >= 1.0,
-        format!("wheel_vs_best_peer = {:.2}", data["wheel_vs_best_peer"].as_f64().unwrap_or(f64::NAN)),
-    ));
-    s.run_dir = Some(dir.path().display().to_string());
-    s.data = doc;
-    output::emit(&s, a.json)
+    output::emit(bench::section(&p, data), &a.output, &host)?;
+    Ok(())
 }

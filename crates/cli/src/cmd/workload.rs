@@ -56,8 +56,17 @@ enum Kind {
     },
 }
 
+impl Args {
+    /// Only `crypt` polls the stop flag (it prints its count on SIGTERM); the others keep the
+    /// default dispositions, as the seed's C programs did.
+    pub fn polls_stop(&self) -> bool {
+        matches!(self.kind, Kind::Crypt { .. })
+    }
+}
+
 /// Run `schedlab workload`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    schedlab_os::signals::default_sigpipe();
     match args.kind {
         Kind::Cpu { iterations } => println!("{:.6}", cpu::monte_carlo_pi(iterations, 1)),
         Kind::Io { block, bytes, input, output } => {
@@ -74,7 +83,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if iterations.is_none() && !forever {
                 anyhow::bail!("say how long to hash: --iterations N or --forever");
             }
-            schedlab_os::signals::install_stop_handler();
             let start = std::time::Instant::now();
             let done = crypt::hash_loop(iterations, schedlab_os::signals::stop_requested);
             let secs = start.elapsed().as_secs_f64();

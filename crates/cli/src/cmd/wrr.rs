@@ -2,16 +2,17 @@
 //! simulator's WRR policy; `study` repeats the seed's two tests live and beside the kernel's
 //! own ways of weighting CPU time.
 
-use crate::{output, units};
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use crate::progress::CommandProgress;
+use crate::units;
 use anyhow::Result;
 use clap::Subcommand;
 use schedlab_lab::wrr::host::{self, HostConfig, Mechanism};
-use schedlab_lab::wrr::spec::{self, TaskSpec};
-use schedlab_lab::wrr::{study, summary};
-use schedlab_report::results::{envelope, RunDir};
-use schedlab_report::section::Table;
+use schedlab_lab::wrr::run_section;
+use schedlab_lab::wrr::spec::{self, WrrTask};
+use schedlab_lab::wrr::study::{self, Mechanisms};
 use schedlab_sim::policies::WeightedRoundRobin;
-use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -90,12 +91,8 @@ struct RunArgs {
     /// How many seconds from the start the Gantt chart shows.
     #[arg(long, default_value = "2s", value_parser = units::positive_duration)]
     gantt_window: Duration,
-    /// Print one JSON document on stdout instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Root directory for results (`<out>/wrr-run/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(clap::Args)]
@@ -116,12 +113,8 @@ struct StudyArgs {
     /// --only still run test 1.
     #[arg(long)]
     test2_only: bool,
-    /// Print one JSON document on stdout instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Root directory for results (`<out>/wrr/<UTC timestamp>/`).
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Run `schedlab wrr`.
@@ -134,7 +127,7 @@ pub fn run(args: Args) -> Result<()> {
 
 fn run_live(a: RunArgs) -> Result<()> {
     let max_w = if a.allow_wide_weights { spec::WIDE_MAX_WEIGHT } else { spec::SEED_MAX_WEIGHT };
-    let tasks: Vec<TaskSpec> = a.tasks.iter().map(|t| TaskSpec::parse(t, max_w)).collect::<Result<_>>()?;
+    let tasks: Vec<WrrTask> = a.tasks.iter().map(|t| WrrTask::parse(t, max_w)).collect::<Result<_>>()?;
     spec::check_tasks(&tasks)?;
     let mut cfg = HostConfig::new(a.duration.as_nanos() as u64);
     if let Some(list) = &a.cpus {
@@ -145,119 +138,27 @@ fn run_live(a: RunArgs) -> Result<()> {
     cfg.end_on_round = !a.exact_duration;
     cfg.poll_ns = a.poll.as_nanos() as u64;
     cfg.check()?;
-
-    schedlab_os::signals::install_stop_handler();
+    let host = Host::collect();
     let quantum = a.quantum.as_nanos() as u64;
     let run = host::run(Box::new(WeightedRoundRobin::new(quantum)), &tasks, &cfg)?;
-    let sum = summary::summarize(&run);
-    let gantt = summary::gantt(&run, a.gantt_window.as_secs_f64()).to_svg();
-
-    let params = json!({
-        "quantum_ms": quantum as f64 / 1e6,
-        "tasks": tasks,
-        "duration_s": a.duration.as_secs_f64(),
-        "end_on_round": cfg.end_on_round,
-        "cpus": cfg.cpus,
-        "mechanism": cfg.mechanism,
-    });
-    let mut data = serde_json::to_value(&sum)?;
-    data["slices"] = json!(run
-        .slices
-        .iter()
-        .map(|s| json!([
-            s.task,
-            s.cpu,
-            s.start_ns as f64 / 1e6,
-            s.end_ns as f64 / 1e6,
-            s.planned_ns as f64 / 1e6,
-            s.cpu_ns as f64 / 1e6,
-            s.end
-        ]))
-        .collect::<Vec<_>>());
-    data["slices_columns"] = json!(["task", "cpu", "start_ms", "end_ms", "planned_ms", "cpu_ms", "end"]);
-    let doc = envelope("wrr-run", &params, data);
-    let dir = RunDir::create(&a.out, "wrr-run")?;
-    dir.write_json(&doc)?;
-    dir.write_csv(
-        "slices.csv",
-        &["task", "cpu", "start_ms", "end_ms", "planned_ms", "cpu_ms", "end"],
-        &run.slices
-            .iter()
-            .map(|s| {
-                vec![
-                    s.task.to_string(),
-                    s.cpu.to_string(),
-                    format!("{:.3}", s.start_ns as f64 / 1e6),
-                    format!("{:.3}", s.end_ns as f64 / 1e6),
-                    format!("{:.3}", s.planned_ns as f64 / 1e6),
-                    format!("{:.3}", s.cpu_ns as f64 / 1e6),
-                    format!("{:?}", s.end).to_lowercase(),
-                ]
-            })
-            .collect::<Vec<_>>(),
-    )?;
-    dir.write_text("gantt.svg", &gantt)?;
-    if let Some(path) = &a.gantt {
-        std::fs::write(path, &gantt).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-    }
-
-    if a.json {
-        output::print_json(&doc)?;
-    } else {
-        let mut t = Table::new(
-            format!(
-                "{} on CPU {} ({} mechanism), {:.2} s",
-                sum.policy,
-                schedlab_os::affinity::format_cpu_list(&sum.cpus),
-                sum.mechanism,
-                sum.wall_s
-            ),
-            &["task", "weight", "CPU s", "share", "expected", "share error", "slices", "iterations", "exit"],
-        );
-        for ts in &sum.tasks {
-            t.row(vec![
-                ts.label.clone(),
-                ts.weight.to_string(),
-                format!("{:.3}", ts.cpu_s),
-                format!("{:.4}", ts.share),
-                format!("{:.4}", ts.expected_share),
-                format!("{:+.2}%", ts.share_error * 100.0),
-                ts.slices.to_string(),
-                ts.iterations.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-                ts.exit.clone(),
-            ]);
-        }
-        println!("{}", schedlab_report::table::render(&t));
-        println!(
-            "slice error (|CPU received − slice|): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} slices",
-            sum.slice_error_ms.p50, sum.slice_error_ms.p99, sum.slice_error_ms.max, sum.slices_measured
-        );
-        println!(
-            "wall-clock stretch of slices: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-            sum.slice_wall_stretch_ms.p50, sum.slice_wall_stretch_ms.p99, sum.slice_wall_stretch_ms.max
-        );
-        println!(
-            "dispatcher CPU: {:.4} s = {:.3}% of the managed CPU time; {} switches, {} slice extensions{}",
-            sum.dispatcher_cpu_s,
-            sum.dispatcher_cpu_fraction * 100.0,
-            sum.switches,
-            sum.extensions,
-            if sum.interrupted { " (interrupted)" } else { "" }
-        );
-        println!("results: {}", dir.path().display());
-    }
-    if sum.interrupted {
-        schedlab_os::signals::exit_like_signal();
+    let s = run_section::section(&run, &tasks, quantum, a.duration.as_secs_f64(), a.gantt_window.as_secs_f64());
+    let s = output::emit(s, &a.output, &host)?;
+    if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
+        std::fs::write(path, &f.svg).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     }
     Ok(())
 }
 
 fn run_study(a: StudyArgs) -> Result<()> {
     let scale = schedlab_lab::Scale::from_flags(a.quick, a.full);
-    let mut which = study::Which::parse(&a.only)?;
+    let mut which = Mechanisms::parse(&a.only)?;
     which.test2 = !a.test1_only;
     which.test1 = !a.test2_only;
-    schedlab_os::signals::install_stop_handler();
-    let section = study::run_study(scale, &which, &a.out, &schedlab_lab::experiment::NoProgress)?;
-    output::emit(&section, a.json)
+    let host = Host::collect();
+    let section = {
+        let progress = CommandProgress::start(study::NAME, study::TITLE, 0.0);
+        study::run(scale, &which, &host.facts, &progress)?
+    };
+    output::emit(section, &a.output, &host)?;
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //!   run each as its own process, like the seed's three terminals);
 //! - [`live`]: one live run of all three, in order, with its measurements;
 //! - [`sweep`]: the seed's experiment for every strategy, live and modelled, plus the paper's
-//!   curves from the `mogul96` model; [`figures`] draws them; [`experiment`] registers it.
+//!   curves from the `mogul96` model; [`section`] turns it into tables, [`figures`] draws it,
+//!   [`verdicts`] judges it, [`experiment`] registers it;
+//! - [`roles`]: the sections of `schedlab livelock live|device|kernel|apps|model`.
 
 pub mod apps;
 pub mod cpus;
@@ -17,7 +19,10 @@ pub mod live;
 pub mod net;
 pub mod packet;
 pub mod params;
+pub mod roles;
+pub mod section;
 pub mod sweep;
+pub mod verdicts;
 
 use crate::Experiment;
 use std::sync::atomic::{AtomicBool, Ordering};

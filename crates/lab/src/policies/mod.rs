@@ -23,7 +23,7 @@ pub mod table_data;
 pub mod trace;
 
 use crate::{Experiment, RunContext, Scale};
-use schedlab_report::section::{Section, Status};
+use schedlab_report::section::Section;
 
 /// `schedlab reproduce`'s entry for seed 001.
 pub struct PoliciesExperiment;
@@ -51,15 +51,16 @@ impl Experiment for PoliciesExperiment {
 
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
         if !schedlab_os::is_root() {
-            let mut s = Section::new(self.name(), self.seed(), self.title());
-            s.status = Status::Unsupported(
-                "SCHED_FIFO and SCHED_RR need root or CAP_SYS_NICE (run `sudo schedlab reproduce`)".into(),
-            );
-            return Ok(s);
+            return Ok(Section::unsupported(
+                self.name(),
+                self.seed(),
+                self.title(),
+                "SCHED_FIFO and SCHED_RR need root or CAP_SYS_NICE (run `sudo schedlab reproduce`)",
+            ));
         }
         let program = std::env::current_exe()?;
         let params = params::Params::for_scale(ctx.scale, program);
-        Ok(run::run(&params, &ctx.out_root, ctx.progress)?.section)
+        Ok(run::run(&params, ctx.progress)?.section)
     }
 }
 

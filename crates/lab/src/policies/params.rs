@@ -199,6 +199,12 @@ impl Params {
         Ok(())
     }
 
+    /// A rough wall time in seconds, for progress: about 12 ms per process (fork, exec and a
+    /// million-sample workload on one CPU) plus a second per case.
+    pub fn estimate_s(&self) -> f64 {
+        self.cases().iter().map(|&(n, _, _)| 1.0 + n as f64 * 0.012).sum()
+    }
+
     /// True when any policy needs root (CAP_SYS_NICE).
     pub fn needs_realtime(&self) -> bool {
         self.policies.iter().any(|p| p.is_realtime())

@@ -1,5 +1,5 @@
-//! A whole benchmark run: every case in order, then the results directory (results.json,
-//! cases.csv, table_data.txt, SVG figures) and the report section.
+//! A whole benchmark run: every case in order, then the report section with its files
+//! (cases.csv, table_data.txt, SVG figures) for the run directory.
 
 use super::case::CaseResult;
 use super::harness::Harness;
@@ -10,13 +10,10 @@ use crate::Progress;
 use anyhow::Context;
 use schedlab_os::child::{Child, ChildSpec, Output};
 use schedlab_os::signals;
-use schedlab_report::results::{envelope, RunDir};
-use schedlab_report::section::{Figure, Section, Status};
+use schedlab_report::section::{DataFile, Figure, Section, Status};
 use serde_json::{json, Value};
-use std::path::Path;
 
-/// What a run hands back: the section (with the results document as `data`) and the
-/// seed-layout text.
+/// What a run hands back: the section and the seed-layout text.
 pub struct RunOutput {
     pub section: Section,
     pub table_data: String,
@@ -47,13 +44,12 @@ fn check_program(params: &Params) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Run every case of `params`, write the run directory under `out_root`, build the section.
-pub fn run(params: &Params, out_root: &Path, progress: &dyn Progress) -> anyhow::Result<RunOutput> {
+/// Run every case of `params` and build the section.
+pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput> {
     params.validate()?;
     check_program(params)?;
     let harness = Harness::prepare(params)?;
     let tracer = if params.trace { Some(Tracer::open().context("setting up --trace")?) } else { None };
-    let run_dir = RunDir::create(out_root, "policies")?;
     let plan = params.cases();
     let mut cases: Vec<CaseResult> = Vec::new();
     let mut trace_docs: Vec<Value> = Vec::new();
@@ -111,8 +107,7 @@ pub fn run(params: &Params, out_root: &Path, progress: &dyn Progress) -> anyhow:
     let predictions = predict::predictions(params, &cases);
 
     let verdicts = compare::verdicts(&cases);
-    let source = run_dir.path().join("table_data.txt").display().to_string();
-    let text = table_data::render(&cases, &source);
+    let text = table_data::render(&cases, "table_data.txt");
     let seed_cases = crate::seed_data::seed("001_linux_scheduler")["cases"].clone();
     let data = json!({
         "cases": cases,
@@ -123,15 +118,8 @@ pub fn run(params: &Params, out_root: &Path, progress: &dyn Progress) -> anyhow:
         "traces": trace_docs,
         "interrupted": interrupted,
     });
-    let doc = envelope("policies", params, data);
-    run_dir.write_json(&doc)?;
-    run_dir.write_text("table_data.txt", &text)?;
-    write_csv(&run_dir, &cases)?;
     let mut figures = charts::figures(&cases);
     figures.extend(trace_figs);
-    for f in &figures {
-        run_dir.write_text(&f.file, &f.svg)?;
-    }
 
     let mut section = Section::new("policies", "001", TITLE);
     section.summary = format!(
@@ -151,12 +139,14 @@ pub fn run(params: &Params, out_root: &Path, progress: &dyn Progress) -> anyhow:
     section.tables.extend(predictions.table);
     section.figures = figures;
     section.verdicts = verdicts;
-    section.run_dir = Some(run_dir.path().display().to_string());
-    section.data = doc;
+    section.parameters = serde_json::to_value(params)?;
+    section.results = data;
+    section.files = vec![DataFile::text("table_data.txt", text.clone()), cases_csv(&cases)];
     Ok(RunOutput { section, table_data: text, cases })
 }
 
-fn write_csv(dir: &RunDir, cases: &[CaseResult]) -> anyhow::Result<()> {
+/// Every case as a raw CSV row.
+fn cases_csv(cases: &[CaseResult]) -> DataFile {
     let header = [
         "policy",
         "workload",
@@ -208,6 +198,5 @@ fn write_csv(dir: &RunDir, cases: &[CaseResult]) -> anyhow::Result<()> {
             ]
         })
         .collect();
-    dir.write_csv("cases.csv", &header, &rows)?;
-    Ok(())
+    DataFile::csv("cases.csv", &header, rows)
 }

@@ -8,11 +8,13 @@
 
 use anyhow::{bail, Context, Result};
 use schedlab_os::child::{self, Child, ChildSpec, Output};
+use schedlab_report::section::{Section, Table};
 use schedlab_sim::engine::{simulate, SimConfig};
 use schedlab_sim::generate;
 use schedlab_sim::policies::by_spec;
 use schedlab_sim::workload::Workload;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -77,6 +79,51 @@ fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Resu
     })
 }
 
+/// `schedlab sim bench` as a section: events per second of each engine and policy, and the
+/// wall-time ratio to SimPy measured in the same run when it ran.
+pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
+    let mut t = Table::new(
+        format!("{tasks} tasks, Poisson arrivals 180/s, exponential bursts mean 5 ms (load 0.9), 1 CPU"),
+        &["engine", "policy", "output", "events", "seconds", "events/s", "avg turnaround ms"],
+    );
+    for r in &rows {
+        t.row(vec![
+            r.engine.clone(),
+            r.policy.clone(),
+            r.output.clone(),
+            r.events.to_string(),
+            format!("{:.4}", r.seconds),
+            format!("{:.0}", r.events_per_s),
+            format!("{:.3}", r.avg_turnaround_ms),
+        ]);
+    }
+    let mut ratios = serde_json::Map::new();
+    if let Some(py) = rows.iter().find(|r| r.engine == "simpy") {
+        let rr = |output: &str| {
+            rows.iter().find(|r| r.engine == "schedlab" && r.policy.starts_with("rr") && r.output == output)
+        };
+        if let (Some(overall), Some(per_task)) = (rr("overall"), rr("per-task")) {
+            for r in [overall, per_task] {
+                ratios.insert(r.output.clone(), json!(py.seconds / r.seconds));
+            }
+            t.note = format!(
+                "Same tasks, same RR model: SimPy took {:.3} s ({:.0} events/s). schedlab is {:.1}× faster producing \
+                 the overall metrics (as the SimPy model does) and {:.1}× faster producing a record per task as well \
+                 (wall-time ratios). Avg turnaround agrees to {:.4}%.",
+                py.seconds,
+                py.events_per_s,
+                py.seconds / overall.seconds,
+                py.seconds / per_task.seconds,
+                100.0 * (overall.avg_turnaround_ms / py.avg_turnaround_ms - 1.0).abs()
+            );
+        }
+    }
+    let mut s = Section::new("sim-bench", "003", "Simulator benchmark");
+    s.tables.push(t);
+    s.results = json!({"rows": rows, "simpy_wall_time_ratio": ratios});
+    s
+}
+
 /// What `simpy_rr.py` prints.
 #[derive(Debug, Clone, Deserialize)]
 struct SimpyOut {
@@ -97,13 +144,20 @@ pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
 }
 
 /// Run the SimPy round-robin model on the same tasks, `repeat` times; keep the best time (as
-/// [`run`] does for schedlab, so both sides are timed alike).
-pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, repeat: usize, dir: &Path) -> Result<Row> {
+/// [`run`] does for schedlab, so both sides are timed alike). The tasks go to the model through
+/// a temporary CSV file, removed afterwards.
+pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, repeat: usize) -> Result<Row> {
     if !script.exists() {
         bail!("SimPy script {} not found: run from the repository root or pass --simpy-script", script.display());
     }
-    let csv = dir.join("simpy_tasks.csv");
+    let csv = std::env::temp_dir().join(format!("schedlab-simpy-tasks-{}.csv", std::process::id()));
     write_tasks_csv(w, &csv)?;
+    let row = run_simpy_on(python, script, &csv, w.tasks.len(), quantum_ns, repeat);
+    let _ = std::fs::remove_file(&csv);
+    row
+}
+
+fn run_simpy_on(python: &str, script: &Path, csv: &Path, tasks: usize, quantum_ns: u64, repeat: usize) -> Result<Row> {
     let spec = ChildSpec::new(python)
         .arg(script.display().to_string())
         .arg(csv.display().to_string())
@@ -127,7 +181,7 @@ pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, rep
         engine: "simpy".into(),
         policy: format!("rr:quantum={}", quantum_ns as f64 / 1e6),
         output: "overall".into(),
-        tasks: w.tasks.len(),
+        tasks,
         events: s.events,
         seconds: s.seconds,
         events_per_s: s.events as f64 / s.seconds,

@@ -131,7 +131,7 @@ pub fn section(scale: Scale) -> Section {
         results.len(),
         w.tasks.len()
     );
-    s.data = json!({
+    s.results = json!({
         "textbook": textbook_cases().iter().map(|(c, _, p, e)| json!({"case": c, "policy": p, "textbook_ms": e})).collect::<Vec<_>>(),
         "mixed": summary_json(&results, &cfg),
     });

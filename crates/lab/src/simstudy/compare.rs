@@ -1,11 +1,39 @@
 //! Run one workload under several policies and compare them: the side-by-side table (best per
 //! metric marked), per-task tables, and the JSON document of `schedlab sim run`.
 
-use schedlab_report::section::Table;
+use super::gantt;
+use schedlab_report::section::{Figure, Section, Table};
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::workload::Workload;
 use serde_json::{json, Value};
+
+/// `schedlab sim run` as a section: the side-by-side table, per-task tables when asked, a
+/// Gantt chart when slices were recorded, and the comparison document as results.
+pub fn section(w: &Workload, results: &[SimResult], cfg: &SimConfig, per_cpu: bool, per_task: bool) -> Section {
+    let mut s = Section::new("sim-run", "003", "Policies side by side");
+    s.tables.push(comparison_table(results));
+    if per_task {
+        s.tables.extend(results.iter().map(task_table));
+    }
+    if cfg.record_slices {
+        s.figures.push(Figure {
+            title: "Gantt".into(),
+            file: "gantt.svg".into(),
+            svg: gantt::chart(w, results, "Who ran where", None).to_svg(),
+            caption: String::new(),
+        });
+    }
+    s.summary = format!(
+        "{} tasks on {} CPU(s), {} queue(s), switch cost {} ms.",
+        w.tasks.len(),
+        cfg.cpus,
+        if per_cpu { "per-CPU" } else { "one global" },
+        cfg.switch_cost as f64 / 1e6
+    );
+    s.results = comparison_json(results, cfg, per_cpu);
+    s
+}
 
 /// Check every spec before anything runs (bad input is rejected up front).
 pub fn check_specs(specs: &[String]) -> Result<(), SpecError> {

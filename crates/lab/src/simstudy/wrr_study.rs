@@ -60,17 +60,17 @@ impl Params {
 
 /// Mean, min and max of one quantity per weight over start orders.
 #[derive(Debug, Clone, Serialize)]
-pub struct Spread {
+pub struct PerWeightRange {
     pub mean: Vec<f64>,
     pub min: Vec<f64>,
     pub max: Vec<f64>,
 }
 
-impl Spread {
-    fn of(rows: &[Vec<f64>]) -> Spread {
+impl PerWeightRange {
+    fn of(rows: &[Vec<f64>]) -> PerWeightRange {
         let n = rows[0].len();
         let col = |i: usize| rows.iter().map(move |r| r[i]);
-        Spread {
+        PerWeightRange {
             mean: (0..n).map(|i| col(i).sum::<f64>() / rows.len() as f64).collect(),
             min: (0..n).map(|i| col(i).fold(f64::INFINITY, f64::min)).collect(),
             max: (0..n).map(|i| col(i).fold(f64::NEG_INFINITY, f64::max)).collect(),
@@ -84,14 +84,14 @@ pub struct Outcome {
     pub params: Params,
     pub orders_run: usize,
     /// CPU seconds in the window, per weight.
-    pub work_s: Spread,
+    pub work_s: PerWeightRange,
     /// mean work(w) / mean work(1).
     pub work_fold: Vec<f64>,
     /// Per-order fold extremes.
     pub work_fold_min: Vec<f64>,
     pub work_fold_max: Vec<f64>,
     /// Finish time of the fixed job, seconds, per weight.
-    pub finish_s: Spread,
+    pub finish_s: PerWeightRange,
     /// mean finish(w) / mean finish(highest weight).
     pub finish_fold: Vec<f64>,
     /// Fraction of orders in which the highest weight is not the first to finish.
@@ -174,9 +174,9 @@ pub fn run(params: &Params) -> Outcome {
         }
         finish.push(v);
     }
-    let work_s = Spread::of(&work);
-    let fold_spread = Spread::of(&folds);
-    let finish_s = Spread::of(&finish);
+    let work_s = PerWeightRange::of(&work);
+    let fold_spread = PerWeightRange::of(&folds);
+    let finish_s = PerWeightRange::of(&finish);
     let work_fold = work_s.mean.iter().map(|x| x / work_s.mean[0]).collect();
     let finish_fold = finish_s.mean.iter().map(|x| x / finish_s.mean[n - 1]).collect();
     // The seed's figure: weight 8 ran first. Show the first 3 s of that order.

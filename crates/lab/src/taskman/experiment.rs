@@ -1,12 +1,12 @@
 //! The `taskman` experiment for `schedlab reproduce`: Table 2 and the queue benchmark at the
-//! requested scale, written to `<out>/taskman/<UTC timestamp>/`.
+//! requested scale.
 
-use super::bench::{self, BenchParams};
+use super::bench::{self, BenchParams, BenchResult};
 use super::qbench::{self, QueueBenchParams};
-use super::report;
-use crate::{Experiment, RunContext, Scale};
-use schedlab_report::results::{envelope, RunDir};
-use schedlab_report::section::{Section, Status};
+use super::table2;
+use crate::{Experiment, Progress, RunContext, Scale};
+use schedlab_os::perf::Event;
+use schedlab_report::section::{DataFile, Section};
 
 /// Seed 003's evaluation.
 pub struct TaskmanExperiment;
@@ -20,14 +20,21 @@ pub fn queue_params(scale: Scale) -> QueueBenchParams {
     }
 }
 
-/// Run Table 2 and the queue benchmark, write the run directory, build the section.
-pub fn run_and_write(params: &BenchParams, qp: QueueBenchParams, ctx: &RunContext) -> anyhow::Result<Section> {
-    let b = bench::run(params, &|f, what| ctx.progress.update(f * 0.95, what))?;
+/// Run Table 2 and the queue benchmark and build the section, with every repetition as a row
+/// of `runs.csv`.
+pub fn run(params: &BenchParams, qp: QueueBenchParams, progress: &dyn Progress) -> anyhow::Result<Section> {
+    let b = bench::run(params, &|f, what| progress.update(f * 0.95, what))?;
     let q = qbench::run(qp)?;
-    let mut s = report::section(&b, Some(&q));
-    let dir = RunDir::create(&ctx.out_root, "taskman")?;
-    let doc = envelope("taskman", &json_params(params, qp), report::document(&b, Some(&q)));
-    dir.write_json(&doc)?;
+    let mut s = table2::section(&b, Some(&q));
+    s.parameters = json_params(params, qp);
+    s.results = table2::document(&b, Some(&q));
+    s.files.push(runs_csv(&b));
+    Ok(s)
+}
+
+/// Every repetition of every cell with its perf counters ("not supported" where the machine
+/// has no such counter).
+fn runs_csv(b: &BenchResult) -> DataFile {
     let rows: Vec<Vec<String>> = b
         .cells
         .iter()
@@ -42,36 +49,27 @@ pub fn run_and_write(params: &BenchParams, qp: QueueBenchParams, ctx: &RunContex
                     c.load.to_string(),
                     i.to_string(),
                     format!("{:.6}", smp.time_s),
-                    opt(get(schedlab_os::perf::Event::ContextSwitches)),
-                    opt(get(schedlab_os::perf::Event::CpuMigrations)),
-                    opt(get(schedlab_os::perf::Event::PageFaults)),
-                    opt(get(schedlab_os::perf::Event::TaskClock)),
+                    opt(get(Event::ContextSwitches)),
+                    opt(get(Event::CpuMigrations)),
+                    opt(get(Event::PageFaults)),
+                    opt(get(Event::TaskClock)),
                 ]
             })
         })
         .collect();
-    dir.write_csv(
-        "runs.csv",
-        &[
-            "config",
-            "threads",
-            "workers",
-            "load",
-            "rep",
-            "time_s",
-            "context_switches",
-            "cpu_migrations",
-            "page_faults",
-            "task_clock_ns",
-        ],
-        &rows,
-    )?;
-    for f in &s.figures {
-        dir.write_text(&f.file, &f.svg)?;
-    }
-    s.run_dir = Some(dir.path().display().to_string());
-    s.data = doc;
-    Ok(s)
+    let header = [
+        "config",
+        "threads",
+        "workers",
+        "load",
+        "rep",
+        "time_s",
+        "context_switches",
+        "cpu_migrations",
+        "page_faults",
+        "task_clock_ns",
+    ];
+    DataFile::csv("runs.csv", &header, rows)
 }
 
 fn json_params(p: &BenchParams, q: QueueBenchParams) -> serde_json::Value {
@@ -96,11 +94,7 @@ impl Experiment for TaskmanExperiment {
         }
     }
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
-        let unsupported = |why: String| {
-            let mut s = Section::new(self.name(), self.seed(), self.title());
-            s.status = Status::Unsupported(why);
-            Ok(s)
-        };
+        let unsupported = |why: String| Ok(Section::unsupported(self.name(), self.seed(), self.title(), why));
         if !schedlab_os::is_root() {
             return unsupported("configuration C needs root (SCHED_FIFO and IRQ masks)".into());
         }
@@ -112,6 +106,6 @@ impl Experiment for TaskmanExperiment {
             return unsupported("one CPU only: the task manager reserves the first core for the system".into());
         }
         let params = BenchParams::for_scale(ctx.scale, topo.cpus.len());
-        run_and_write(&params, queue_params(ctx.scale), ctx)
+        run(&params, queue_params(ctx.scale), ctx.progress)
     }
 }

@@ -7,9 +7,10 @@
 //! - [`payload`]: the seed's test task (cyclic traversal of a 5 MB array).
 //! - [`load`]: the background loads of Table 2.
 //! - [`bench`]: Table 2 (configurations D and C, 1 … N threads, three loads, perf counters).
-//! - [`report`]: our Table 2 beside the seed's, the headline and the verdicts.
+//! - [`table2`]: our Table 2 beside the seed's, the headline, the figure and the verdicts.
 //! - [`qbench`]: nanoseconds per empty task for our queues and peers.
 //! - [`jobs`]: shell commands run as tasks on the workers (`schedlab taskman run`).
+//! - [`views`]: the tables `schedlab taskman topology|run|bench-queue` print.
 
 pub mod bench;
 pub mod config;
@@ -19,7 +20,8 @@ pub mod manager;
 pub mod payload;
 pub mod qbench;
 pub mod queue;
-pub mod report;
+pub mod table2;
+pub mod views;
 
 pub mod experiment;
 

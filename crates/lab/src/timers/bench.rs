@@ -16,6 +16,7 @@ use anyhow::{bail, Context};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schedlab_report::section::{DataFile, Section, Table, Verdict};
 use schedlab_timerq::heap::Heap;
 use schedlab_timerq::wheel::Wheel;
 use schedlab_timerq::TimerQueue;
@@ -194,6 +195,50 @@ pub fn run(p: &Params, progress: &dyn Fn(&str)) -> anyhow::Result<Value> {
         "ops_per_run": w.ops(),
         "expired_per_run": w.expected(),
     }))
+}
+
+/// `schedlab timers bench` as a section: Mops/s of every implementation and our ratio to the
+/// best peer, measured in the same run.
+pub fn section(p: &Params, data: Value) -> Section {
+    let mut t = Table::new(
+        format!(
+            "{} timers, deadlines 1..10,000 ms, 10% cancelled, 1 ms ticks (median of {} rounds)",
+            p.timers, p.rounds
+        ),
+        &["implementation", "Mops/s", "median s", "ours/best peer"],
+    );
+    let best = data["best_peer"].as_str().unwrap_or("");
+    let best_mops = data["implementations"][best]["mops"].as_f64().unwrap_or(f64::NAN);
+    let mut rows = vec![];
+    for name in IMPLEMENTATIONS {
+        let e = &data["implementations"][name];
+        let mops = e["mops"].as_f64().unwrap_or(0.0);
+        let ratio = if PEERS.contains(&name) { "peer".to_string() } else { format!("{:.2}×", mops / best_mops) };
+        let row = vec![
+            name.to_string(),
+            format!("{mops:.2}"),
+            format!("{:.3}", e["median_s"].as_f64().unwrap_or(0.0)),
+            ratio,
+        ];
+        t.row(row.clone());
+        rows.push(row);
+    }
+    let ratio = data["wheel_vs_best_peer"].as_f64().unwrap_or(f64::NAN);
+    let mut s = Section::new("timers-bench", "000", "Timer queues beside peers");
+    s.summary = format!(
+        "Mops/s counts inserts + cancels + expiries. Best peer: {best}. Our wheel: {ratio:.2}× the best peer. \
+         DelayQueue runs on tokio's paused clock (advance 1 ms per tick), so no real time is waited."
+    );
+    s.tables.push(t);
+    s.files.push(DataFile::csv("bench.csv", &["implementation", "mops", "median_s", "ratio"], rows));
+    s.verdicts.push(Verdict::check(
+        "Our wheel at least 1.0× the best peer",
+        ratio >= 1.0,
+        format!("wheel_vs_best_peer = {ratio:.2}"),
+    ));
+    s.parameters = serde_json::to_value(p).unwrap_or_default();
+    s.results = data;
+    s
 }
 
 #[cfg(test)]

@@ -6,8 +6,7 @@ use super::reproduce::{self, ArrayChoice, QueueSummary};
 use super::scale;
 use super::service::TickMode;
 use crate::{Experiment, RunContext, Scale};
-use schedlab_report::results::{envelope, RunDir};
-use schedlab_report::section::{Section, Verdict};
+use schedlab_report::section::{DataFile, Section, Verdict};
 use schedlab_timerq::Kind;
 use serde_json::json;
 
@@ -78,26 +77,20 @@ impl Experiment for Timers {
         ctx.progress.update(0.9, "scale study");
         let sc = scale::run(&scale_p, &|_| {})?;
 
-        let dir = RunDir::create(&ctx.out_root, "timers")?;
         let seed_doc = reproduce::document(&busy, &busy_q);
-        let doc = envelope(
-            "timers",
-            &json!({ "scale": ctx.scale, "seed_tables": busy, "sleep_mode": sleep, "scale_study": scale_p }),
-            json!({
-                "queues": seed_doc["queues"],
-                "published": seed_doc["published"],
-                "scale_note": reproduce::scale_note(&busy),
-                "sleep_mode": reproduce::document(&sleep, &sleep_q),
-                "scale": sc,
-            }),
-        );
-        dir.write_json(&doc)?;
-        let (h, rows) = sc.csv();
-        dir.write_csv("scale.csv", &h, &rows)?;
-        write_queue_csv(&dir, "seed_tables.csv", &busy_q)?;
-        write_queue_csv(&dir, "sleep_mode.csv", &sleep_q)?;
-
         let mut s = Section::new(self.name(), self.seed(), self.title());
+        s.parameters = json!({ "scale": ctx.scale, "seed_tables": busy, "sleep_mode": sleep, "scale_study": scale_p });
+        s.results = json!({
+            "queues": seed_doc["queues"],
+            "published": seed_doc["published"],
+            "scale_note": reproduce::scale_note(&busy),
+            "sleep_mode": reproduce::document(&sleep, &sleep_q),
+            "scale": sc,
+        });
+        let (h, rows) = sc.csv();
+        s.files.push(DataFile::csv("scale.csv", &h, rows));
+        s.files.push(queue_csv("seed_tables.csv", &busy_q));
+        s.files.push(queue_csv("sleep_mode.csv", &sleep_q));
         s.summary = format!(
             "100 threads sleep for the seed's times; a ticker drives each queue (control, delta, heap, wheel), \
              3 trials per queue, each trial its own process. Busy ticks with the seed's arrays (delta: Figure 9, \
@@ -115,17 +108,13 @@ impl Experiment for Timers {
                 .filter(|v| v.claim.contains("lateness") || v.claim.contains("fewer")),
         );
         s.verdicts.extend(scale_verdicts(&sc));
-        for f in sc.figures() {
-            dir.write_text(&f.file, &f.svg)?;
-            s.figures.push(f);
-        }
-        s.run_dir = Some(dir.path().display().to_string());
-        s.data = doc;
+        s.figures.extend(sc.figures());
         Ok(s)
     }
 }
 
-fn write_queue_csv(dir: &RunDir, name: &str, q: &[(Kind, QueueSummary)]) -> anyhow::Result<()> {
+/// Every trial of every queue as raw CSV rows.
+fn queue_csv(name: &str, q: &[(Kind, QueueSummary)]) -> DataFile {
     let header = [
         "queue",
         "array",
@@ -161,8 +150,7 @@ fn write_queue_csv(dir: &RunDir, name: &str, q: &[(Kind, QueueSummary)]) -> anyh
             ]);
         }
     }
-    dir.write_csv(name, &header, &rows)?;
-    Ok(())
+    DataFile::csv(name, &header, rows)
 }
 
 /// What the scale study says about the seed's choice: the delta list's per-tick cost stays

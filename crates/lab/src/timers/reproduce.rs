@@ -6,7 +6,7 @@ use super::service::TickMode;
 use super::trial::{run_in_child, TrialResult, TrialSpec};
 use crate::seed_data;
 use anyhow::bail;
-use schedlab_report::section::{Table, Verdict};
+use schedlab_report::section::{Section, Table, Verdict};
 use schedlab_report::stats::{mean, Spread};
 use schedlab_timerq::Kind;
 use serde::{Deserialize, Serialize};
@@ -201,6 +201,17 @@ pub fn document(p: &Params, queues: &[(Kind, QueueSummary)]) -> Value {
         },
         "scale_note": scale_note(p),
     })
+}
+
+/// `schedlab timers reproduce` as a section: the seed's tables at `p`'s settings.
+pub fn section(p: &Params, queues: &[(Kind, QueueSummary)]) -> Section {
+    let mut s = Section::new("timers", "000", "Delta queue vs control list (and heap, timing wheel)");
+    s.summary = scale_note(p);
+    s.tables = tables(p, queues);
+    s.verdicts = verdicts(p, queues);
+    s.parameters = serde_json::to_value(p).unwrap_or_default();
+    s.results = document(p, queues);
+    s
 }
 
 /// One sentence on the scale, printed with every table.

@@ -9,7 +9,7 @@ use anyhow::bail;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_report::section::Figure;
+use schedlab_report::section::{DataFile, Figure, Section, Table};
 use schedlab_report::svg::{LineChart, Series};
 use schedlab_timerq::{Kind, TimerQueue};
 use serde::{Deserialize, Serialize};
@@ -186,6 +186,25 @@ pub fn run(p: &Params, progress: &dyn Fn(&str)) -> anyhow::Result<Outcome> {
 }
 
 impl Outcome {
+    /// `schedlab timers scale` as a section: ns per operation per N, log-log figures, verdicts.
+    pub fn section(&self, p: &Params) -> Section {
+        let mut s = Section::new("timers-scale", "000", "Timer queue cost vs number of pending timers");
+        s.summary = format!("N = 100 … {}; time budget {:.1} s per measurement.", p.max_n, p.budget_s);
+        let (h, rows) = self.csv();
+        let mut t = Table::new("ns per operation", &h);
+        for r in &rows {
+            t.row(r.clone());
+        }
+        let notes = self.stop_notes();
+        s.tables.push(if notes.is_empty() { t } else { t.with_note(notes.join("\n")) });
+        s.files.push(DataFile::csv("scale.csv", &h, rows));
+        s.figures = self.figures();
+        s.verdicts = super::experiment::scale_verdicts(self);
+        s.parameters = serde_json::to_value(p).unwrap_or_default();
+        s.results = serde_json::json!({ "cells": self.cells, "stopped": self.stopped });
+        s
+    }
+
     /// Lines saying where series stopped, for people.
     pub fn stop_notes(&self) -> Vec<String> {
         self.stopped

@@ -3,7 +3,7 @@
 //! reservations with runtime ∝ weight. Each run releases all tasks at once, lets them run for
 //! a fixed time, freezes them together and reads their CPU time and reported work.
 
-use super::spec::TaskSpec;
+use super::spec::WrrTask;
 use super::tasks::{crypt_result, TaskSet};
 use anyhow::{bail, Context, Result};
 use schedlab_os::cgroup::{CpuController, CpuGroupSet};
@@ -74,7 +74,7 @@ pub struct AltRun {
 /// Run `specs` for `duration` under `kernel`. Cgroup and nice runs are pinned to `cpus`;
 /// SCHED_DEADLINE tasks cannot be pinned to part of a root domain, so they may use every CPU
 /// (their total bandwidth stays below one CPU).
-pub fn run(kernel: Kernel, specs: &[TaskSpec], cpus: &[usize], duration: Duration, quantum_ns: u64) -> Result<AltRun> {
+pub fn run(kernel: Kernel, specs: &[WrrTask], cpus: &[usize], duration: Duration, quantum_ns: u64) -> Result<AltRun> {
     if !schedlab_os::is_root() {
         bail!("cgroups, negative nice values and SCHED_DEADLINE need root: run with sudo");
     }

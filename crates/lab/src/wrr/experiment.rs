@@ -1,6 +1,6 @@
 //! The `wrr` experiment (seed 004) for `schedlab reproduce`: the live study at the run's scale.
 
-use super::study::{self, Plan, Which};
+use super::study::{self, Mechanisms, Plan};
 use crate::{Experiment, RunContext, Scale};
 use schedlab_report::section::Section;
 
@@ -9,7 +9,7 @@ pub struct WrrExperiment;
 
 impl Experiment for WrrExperiment {
     fn name(&self) -> &'static str {
-        "wrr"
+        study::NAME
     }
 
     fn seed(&self) -> &'static str {
@@ -17,18 +17,18 @@ impl Experiment for WrrExperiment {
     }
 
     fn title(&self) -> &'static str {
-        "Live weighted round robin: a user-space host for the simulator's WRR policy"
+        study::TITLE
     }
 
     fn estimate_s(&self, scale: Scale) -> f64 {
         let p = Plan::for_scale(scale);
-        let t1 = p.t1_ns() as f64 / 1e9;
+        let t1 = p.t1_s();
         let t2 = 6.0 * 2_000_000.0 * study::SEED_CRYPT_S * p.t2_scale;
         // + about 0.3 s of start/stop per run.
         p.t1_runs as f64 * (t1 + 0.3) + 3.0 * p.alt_runs as f64 * (t1 + 0.3) + p.t2_runs as f64 * (t2 + 0.3) + 1.0
     }
 
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
-        study::run_study(ctx.scale, &Which::all(), &ctx.out_root, ctx.progress)
+        study::run(ctx.scale, &Mechanisms::all(), ctx.machine, ctx.progress)
     }
 }

@@ -15,7 +15,7 @@
 //! - Every [`HostConfig::poll_ns`] the dispatcher also wakes to reap tasks that
 //!   exited and to notice Ctrl-C/SIGTERM.
 
-use super::spec::TaskSpec;
+use super::spec::WrrTask;
 use super::tasks::{TaskEnd, TaskSet};
 use anyhow::{bail, Context, Result};
 use schedlab_os::affinity::{self, AffinityGuard};
@@ -198,7 +198,7 @@ struct Running {
 }
 
 /// Run `specs` under `policy` on real processes. Needs root (SCHED_FIFO) and RT throttling on.
-pub fn run(mut policy: Box<dyn Policy>, specs: &[TaskSpec], cfg: &HostConfig) -> Result<HostRun> {
+pub fn run(mut policy: Box<dyn Policy>, specs: &[WrrTask], cfg: &HostConfig) -> Result<HostRun> {
     cfg.check()?;
     super::spec::check_tasks(specs)?;
     if !schedlab_os::is_root() {

@@ -11,12 +11,12 @@ pub const WIDE_MAX_WEIGHT: u32 = 10_000;
 
 /// One task: a weight and the command line it runs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct TaskSpec {
+pub struct WrrTask {
     pub weight: u32,
     pub argv: Vec<String>,
 }
 
-impl TaskSpec {
+impl WrrTask {
     /// Parse `WEIGHT:CMD ARGS...` (the command is split on whitespace; quote nothing — use
     /// `sh -c '...'` as CMD for shell syntax). Weights are checked against `max_weight`.
     pub fn parse(text: &str, max_weight: u32) -> Result<Self> {
@@ -32,7 +32,7 @@ impl TaskSpec {
         if argv.is_empty() {
             bail!("task '{text}' has no command after the weight");
         }
-        Ok(TaskSpec { weight, argv })
+        Ok(WrrTask { weight, argv })
     }
 
     /// A short label for tables and charts: `w4 crypt`.
@@ -66,7 +66,7 @@ pub fn check_weight(weight: u32, max_weight: u32) -> Result<()> {
 }
 
 /// Check a whole task list before anything starts: at least one task, every program found.
-pub fn check_tasks(tasks: &[TaskSpec]) -> Result<()> {
+pub fn check_tasks(tasks: &[WrrTask]) -> Result<()> {
     if tasks.is_empty() {
         bail!("no tasks: give at least one --task WEIGHT:CMD, e.g. --task 4:'schedlab workload crypt --forever'");
     }
@@ -84,23 +84,23 @@ mod tests {
 
     #[test]
     fn parses_and_rejects_with_the_value_named() {
-        let t = TaskSpec::parse("4:sleep 1", SEED_MAX_WEIGHT).unwrap();
+        let t = WrrTask::parse("4:sleep 1", SEED_MAX_WEIGHT).unwrap();
         assert_eq!(t.weight, 4);
         assert_eq!(t.argv, vec!["sleep", "1"]);
         assert_eq!(t.label(), "w4 sleep");
-        assert!(TaskSpec::parse("0:sleep 1", 20).unwrap_err().to_string().contains("weight 0"));
-        let e = TaskSpec::parse("21:sleep 1", 20).unwrap_err().to_string();
+        assert!(WrrTask::parse("0:sleep 1", 20).unwrap_err().to_string().contains("weight 0"));
+        let e = WrrTask::parse("21:sleep 1", 20).unwrap_err().to_string();
         assert!(e.contains("21") && e.contains("--allow-wide-weights"), "{e}");
-        assert!(TaskSpec::parse("21:sleep 1", WIDE_MAX_WEIGHT).is_ok());
-        assert!(TaskSpec::parse("x:sleep", 20).unwrap_err().to_string().contains("'x'"));
-        assert!(TaskSpec::parse("3:", 20).unwrap_err().to_string().contains("no command"));
-        assert!(TaskSpec::parse("sleep", 20).is_err());
+        assert!(WrrTask::parse("21:sleep 1", WIDE_MAX_WEIGHT).is_ok());
+        assert!(WrrTask::parse("x:sleep", 20).unwrap_err().to_string().contains("'x'"));
+        assert!(WrrTask::parse("3:", 20).unwrap_err().to_string().contains("no command"));
+        assert!(WrrTask::parse("sleep", 20).is_err());
     }
 
     #[test]
     fn missing_programs_and_empty_lists_are_rejected() {
         assert!(check_tasks(&[]).unwrap_err().to_string().contains("no tasks"));
-        let bad = TaskSpec { weight: 1, argv: vec!["no-such-cmd-xyz".into()] };
+        let bad = WrrTask { weight: 1, argv: vec!["no-such-cmd-xyz".into()] };
         assert!(check_tasks(&[bad]).unwrap_err().to_string().contains("no-such-cmd-xyz"));
     }
 }

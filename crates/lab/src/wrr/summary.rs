@@ -4,9 +4,11 @@
 
 use super::host::{HostRun, SliceEnd};
 use super::tasks::crypt_result;
+use schedlab_report::section::DataFile;
 use schedlab_report::stats::Spread;
 use schedlab_report::svg::{Gantt, GanttBar};
 use serde::Serialize;
+use serde_json::{json, Value};
 
 /// One task's line in the results.
 #[derive(Debug, Clone, Serialize)]
@@ -106,6 +108,49 @@ pub fn summarize(run: &HostRun) -> RunSummary {
         extensions: run.extensions,
         interrupted: run.interrupted,
     }
+}
+
+/// The columns of a slice row, in results.json and slices.csv alike.
+pub const SLICE_COLUMNS: [&str; 7] = ["task", "cpu", "start_ms", "end_ms", "planned_ms", "cpu_ms", "end"];
+
+/// Every slice of a run as a row of [`SLICE_COLUMNS`] (times in ms from the release).
+pub fn slice_rows(run: &HostRun) -> ([&'static str; 7], Vec<Value>) {
+    let rows = run
+        .slices
+        .iter()
+        .map(|s| {
+            json!([
+                s.task,
+                s.cpu,
+                s.start_ns as f64 / 1e6,
+                s.end_ns as f64 / 1e6,
+                s.planned_ns as f64 / 1e6,
+                s.cpu_ns as f64 / 1e6,
+                s.end
+            ])
+        })
+        .collect();
+    (SLICE_COLUMNS, rows)
+}
+
+/// The same rows as `slices.csv`.
+pub fn slice_csv(run: &HostRun) -> DataFile {
+    let rows = run
+        .slices
+        .iter()
+        .map(|s| {
+            vec![
+                s.task.to_string(),
+                s.cpu.to_string(),
+                format!("{:.3}", s.start_ns as f64 / 1e6),
+                format!("{:.3}", s.end_ns as f64 / 1e6),
+                format!("{:.3}", s.planned_ns as f64 / 1e6),
+                format!("{:.3}", s.cpu_ns as f64 / 1e6),
+                format!("{:?}", s.end).to_lowercase(),
+            ]
+        })
+        .collect();
+    DataFile::csv("slices.csv", &SLICE_COLUMNS, rows)
 }
 
 /// A Gantt chart of the first `window_s` seconds: one lane per task, like the seed's chart.

@@ -5,7 +5,7 @@
 //! reaps whatever is still alive (each task is a [`Child`]); if the dispatcher itself is
 //! killed, `PR_SET_PDEATHSIG` (set in each child before exec) kills the tasks.
 
-use super::spec::TaskSpec;
+use super::spec::WrrTask;
 use anyhow::{Context, Result};
 use schedlab_os::child::{self, Barrier, Child, ChildSpec, Output};
 use schedlab_os::process::{self, Signal, TaskClock};
@@ -44,7 +44,7 @@ pub struct TaskSet {
 impl TaskSet {
     /// Spawn every task stopped before exec, pinned to `cpus` (empty = no pinning).
     /// On an error the tasks already spawned are killed (by `Drop`).
-    pub fn spawn(specs: &[TaskSpec], cpus: &[usize]) -> Result<Self> {
+    pub fn spawn(specs: &[WrrTask], cpus: &[usize]) -> Result<Self> {
         let mut set = TaskSet { tasks: Vec::new() };
         for s in specs {
             let mut spec = ChildSpec::from_argv(&s.argv)?.stdout(Output::Pipe).barrier(Barrier::Stop);
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn tasks_are_killed_and_reaped_on_drop() {
-        let specs = vec![TaskSpec { weight: 1, argv: vec!["sleep".into(), "30".into()] }];
+        let specs = vec![WrrTask { weight: 1, argv: vec!["sleep".into(), "30".into()] }];
         let pid;
         {
             let mut set = TaskSet::spawn(&specs, &[]).unwrap();
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn finish_collects_output_after_sigterm() {
-        let specs = vec![TaskSpec {
+        let specs = vec![WrrTask {
             weight: 1,
             argv: vec!["sh".into(), "-c".into(), "trap 'echo done; exit 0' TERM; while :; do sleep 0.01; done".into()],
         }];

@@ -1,0 +1,62 @@
+//! The two tables `schedlab reproduce` prints of its own: the list of experiments with their
+//! estimates and shards (`--list`), and the summary after a run.
+
+use super::scale_word;
+use crate::output;
+use schedlab_lab::{Experiment, Scale};
+use schedlab_report::html::NotRun;
+use schedlab_report::section::{Outcome, Section, Status, Table};
+use serde_json::json;
+
+/// `--list`: each selected experiment, its estimated time and its shard.
+pub fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: bool) -> anyhow::Result<()> {
+    if json {
+        let rows: Vec<_> = selected
+            .iter()
+            .zip(shards)
+            .map(|(e, k)| json!({"name": e.name(), "seed": e.seed(), "title": e.title(), "estimate_s": e.estimate_s(scale), "shard": k}))
+            .collect();
+        return output::print_json(&json!({ "scale": scale_word(scale), "experiments": rows }));
+    }
+    let mut t = Table::new(
+        format!("Experiments at {} scale", scale_word(scale)),
+        &["name", "seed", "title", "estimate", "shard"],
+    );
+    for (e, k) in selected.iter().zip(shards) {
+        t.row(vec![
+            e.name().into(),
+            e.seed().into(),
+            e.title().into(),
+            crate::progress::short(e.estimate_s(scale)),
+            k.to_string(),
+        ]);
+    }
+    let total: f64 = selected.iter().map(|e| e.estimate_s(scale)).sum();
+    println!(
+        "{}",
+        schedlab_report::table::render(&t.with_note(format!("about {} in all", crate::progress::short(total))))
+    );
+    if selected.is_empty() {
+        println!("(no experiments are registered in this build)");
+    }
+    Ok(())
+}
+
+/// One row per experiment: how it ended and how many claims held.
+pub fn summary(sections: &[Section], not_run: &[NotRun]) -> Table {
+    let mut t = Table::new("Summary", &["experiment", "seed", "status", "reproduced", "differs"]);
+    for s in sections {
+        let count = |o: Outcome| s.verdicts.iter().filter(|v| v.outcome == o).count().to_string();
+        let status = match &s.status {
+            Status::Completed => "completed".to_string(),
+            Status::Unsupported(why) => format!("not run: {why}"),
+            Status::Failed(why) => format!("failed: {why}"),
+            Status::Interrupted => "interrupted".to_string(),
+        };
+        t.row(vec![s.experiment.clone(), s.seed.clone(), status, count(Outcome::Reproduced), count(Outcome::Differs)]);
+    }
+    for n in not_run {
+        t.row(vec![n.experiment.clone(), n.seed.clone(), format!("not run: {}", n.reason), "-".into(), "-".into()]);
+    }
+    t
+}
