@@ -5,6 +5,8 @@
 //! (SIGINT/SIGTERM/SIGHUP set a flag their loops poll), and a command that was stopped exits
 //! the way the signal would have ended it (130 for Ctrl-C, 143 for SIGTERM).
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 mod host;
 mod output;

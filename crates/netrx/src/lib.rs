@@ -11,6 +11,8 @@
 //!
 //! Nothing here calls the operating system.
 
+#![forbid(unsafe_code)]
+
 pub mod arrival;
 pub mod error;
 pub mod grid;

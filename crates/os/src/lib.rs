@@ -20,6 +20,7 @@ pub mod sched;
 pub mod signals;
 pub mod topology;
 pub mod tracefs;
+pub mod udp;
 
 pub use error::{OsError, OsResult};
 

@@ -32,6 +32,25 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
     Some(ProcStat { state, ppid, start_ticks })
 }
 
+/// A task's signal masks from `/proc/<pid>/status` (bit `n − 1` is signal `n`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SignalMasks {
+    pub blocked: u64,
+    pub ignored: u64,
+    pub caught: u64,
+}
+
+/// The signal masks of process `pid`, or of the calling thread when `pid` is None.
+pub fn signal_masks(pid: Option<i32>) -> Option<SignalMasks> {
+    let path = pid.map_or_else(|| "/proc/thread-self/status".to_string(), |p| format!("/proc/{p}/status"));
+    let text = fs::read_to_string(path).ok()?;
+    let hex = |key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        u64::from_str_radix(line.split_whitespace().nth(1)?, 16).ok()
+    };
+    Some(SignalMasks { blocked: hex("SigBlk:")?, ignored: hex("SigIgn:")?, caught: hex("SigCgt:")? })
+}
+
 /// The host name (`/proc/sys/kernel/hostname`).
 pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()

@@ -299,6 +299,22 @@ pub fn rt_throttling() -> OsResult<RtThrottling> {
     Ok(RtThrottling { runtime_us: read("sched_rt_runtime_us")?, period_us: read("sched_rt_period_us")? })
 }
 
+/// Linux's SCHED_RR time slice in ms (`/proc/sys/kernel/sched_rr_timeslice_ms`; 100 when
+/// unreadable).
+pub fn rr_timeslice_ms() -> u64 {
+    std::fs::read_to_string("/proc/sys/kernel/sched_rr_timeslice_ms")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|&ms| ms > 0)
+        .unwrap_or(100)
+}
+
+/// Whether autogroup is on (`/proc/sys/kernel/sched_autogroup_enabled`): SCHED_OTHER tasks of
+/// one session then share one group's CPU share with other sessions.
+pub fn autogroup_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
+}
+
 /// Refuse to start an RT experiment when RT throttling is off: a runaway SCHED_FIFO loop
 /// would then own its CPU completely.
 pub fn require_rt_throttling() -> OsResult<RtThrottling> {

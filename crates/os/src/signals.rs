@@ -48,6 +48,24 @@ pub fn reset_stop() {
     LAST_SIGNAL.store(0, Ordering::SeqCst);
 }
 
+/// Block every asynchronous signal in the calling thread (seed 003's "software interrupts are
+/// prohibited" for worker threads): SIGINT/SIGTERM then go to another thread. Synchronous
+/// faults stay deliverable, or a crash would hang instead of dying.
+pub fn block_async_signals() -> crate::OsResult<()> {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+    let mut set = SigSet::all();
+    for s in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGFPE, Signal::SIGILL, Signal::SIGTRAP, Signal::SIGABRT] {
+        set.remove(s);
+    }
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
+        .map_err(|e| crate::OsError::from_io("blocking signals in a worker thread", e.into()))
+}
+
+/// The kernel id of the calling thread (gettid(2)).
+pub fn thread_id() -> i32 {
+    nix::unistd::gettid().as_raw()
+}
+
 /// Give SIGPIPE back its default action (the Rust runtime ignores it at start-up): for the
 /// workload programs children exec, which should behave like the seed's C programs — killed by a
 /// write to a closed pipe, with no signal ignored.

@@ -14,6 +14,8 @@
 //! (summed over ticks), so seed 000's hypothesis — Δ = max(x) for the delta list versus
 //! Γ = Σx for the control list — can be measured rather than asserted.
 
+#![forbid(unsafe_code)]
+
 pub mod control;
 pub mod delta;
 pub mod heap;

@@ -5,10 +5,9 @@ use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use anyhow::{bail, Context, Result};
 use schedlab_lab::simstudy::{bench, compare, wrr_section, wrr_study};
-use schedlab_report::section::Table;
 use schedlab_sim::engine::SimConfig;
 use schedlab_sim::generate;
-use schedlab_sim::policies::{spec::parse_time, CATALOGUE};
+use schedlab_sim::policies::spec::parse_time;
 use schedlab_sim::workload::Workload;
 use serde_json::json;
 use std::path::PathBuf;
@@ -155,15 +154,7 @@ pub fn run(args: Args) -> Result<()> {
         Cmd::WrrStudy(a) => wrr_cmd(a),
         Cmd::Bench(a) => bench_cmd(a),
         Cmd::Policies => {
-            let mut t = Table::new(
-                "Policy specs (name:key=value,...; times in ms unless suffixed)",
-                &["spec (defaults)", "what"],
-            );
-            for (s, d) in CATALOGUE {
-                t.row(vec![s.to_string(), d.to_string()]);
-            }
-            println!("{}", schedlab_report::table::render(&t));
-            println!("Priorities: a lower number is a higher priority.");
+            println!("{}", schedlab_report::table::render(&compare::catalogue_table()));
             Ok(())
         }
     }

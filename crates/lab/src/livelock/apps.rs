@@ -3,10 +3,11 @@
 
 use super::packet;
 use super::params::LiveParams;
-use super::{net, stopping};
+use super::{favour_thread, stopping};
 use anyhow::Result;
 use hdrhistogram::Histogram;
 use schedlab_os::clock::{monotonic_ns, thread_cpu_ns};
+use schedlab_os::udp as net;
 use serde::Serialize;
 use std::net::UdpSocket;
 use std::sync::atomic::AtomicBool;
@@ -93,7 +94,7 @@ pub fn run(
             .map(|(i, sock)| {
                 s.spawn(move || -> Result<_> {
                     schedlab_os::affinity::set_affinity(0, cpus)?;
-                    let _nice = net::favour_thread();
+                    let _nice = favour_thread();
                     let c0 = thread_cpu_ns();
                     let mut buf = vec![0u8; 2048];
                     let mut per_ms = vec![0u64; slots];

@@ -4,9 +4,10 @@
 
 use super::packet::{self, Header};
 use super::params::LiveParams;
-use super::{net, stopping};
+use super::{favour_thread, stopping};
 use anyhow::Result;
 use schedlab_os::clock::{monotonic_ns, sleep_until_ns, thread_cpu_ns};
+use schedlab_os::udp as net;
 use serde::Serialize;
 use std::net::{SocketAddrV4, UdpSocket};
 use std::sync::atomic::AtomicBool;
@@ -36,7 +37,7 @@ impl DeviceReport {
 
 /// Bind one ephemeral 127.0.0.1 socket per device.
 pub fn bind_devices(dev: usize) -> Result<Vec<UdpSocket>> {
-    (0..dev).map(|_| net::bind(0, "devices")).collect()
+    Ok((0..dev).map(|_| net::bind(0, "devices")).collect::<Result<_, _>>()?)
 }
 
 /// Send from every device for `p.maxtime`, on `cpus`, then send end markers.
@@ -72,7 +73,7 @@ fn send_loop(
     stop: &AtomicBool,
 ) -> Result<(u64, u64, u64)> {
     schedlab_os::affinity::set_affinity(0, cpus)?;
-    let _nice = net::favour_thread();
+    let _nice = favour_thread();
     let cpu0 = thread_cpu_ns();
     let mut arrival = p.arrival.build(p.seed, i)?;
     let to = SocketAddrV4::new(net::LOOPBACK, p.ports.kernel(i));

@@ -14,17 +14,15 @@
 
 use super::packet;
 use super::params::{BusyCosts, LiveParams};
-use super::{net, stopping};
+use super::stopping;
 use anyhow::{Context, Result};
-use nix::poll::{poll, ppoll, PollFd, PollFlags};
-use nix::sys::time::TimeSpec;
 use schedlab_netrx::strategy::{self, IrqAction, Job, JobOutcome, RxStrategy, RxView};
 use schedlab_os::clock::{monotonic_ns, spin_until_ns, thread_cpu_ns};
 use schedlab_os::sched::{LinuxPolicy, SchedGuard, SchedParams};
+use schedlab_os::udp as net;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::net::{SocketAddrV4, UdpSocket};
-use std::os::fd::AsFd;
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -133,8 +131,7 @@ impl Bell {
     }
     /// Sleep until rung or `timeout` passes, then drain.
     fn wait(&self, timeout: Duration) {
-        let mut fds = [PollFd::new(self.rx.as_fd(), PollFlags::POLLIN)];
-        let _ = ppoll(&mut fds, Some(TimeSpec::from(timeout)), None);
+        let _ = net::wait_readable(&[&self.rx], timeout);
         self.drain();
     }
     fn drain(&self) {
@@ -294,15 +291,10 @@ fn irq_loop(sh: &Shared) -> Result<()> {
             continue;
         }
         // Wait for an "interrupt": a device socket with a packet.
-        let mut fds: Vec<PollFd> = sh.socks.devs.iter().map(|s| PollFd::new(s.as_fd(), PollFlags::POLLIN)).collect();
-        fds.push(PollFd::new(sh.irq_bell.rx.as_fd(), PollFlags::POLLIN));
-        match poll(&mut fds, 10u16) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => return Err(e).context("poll on the device sockets"),
-        }
-        let ready: Vec<usize> =
-            (0..n).filter(|&d| fds[d].revents().is_some_and(|r| r.contains(PollFlags::POLLIN))).collect();
-        drop(fds);
+        let mut fds: Vec<std::os::fd::BorrowedFd> = sh.socks.devs.iter().map(std::os::fd::AsFd::as_fd).collect();
+        fds.push(std::os::fd::AsFd::as_fd(&sh.irq_bell.rx));
+        let readable = net::wait_readable(&fds, Duration::from_millis(10)).context("poll on the device sockets")?;
+        let ready: Vec<usize> = (0..n).filter(|&d| readable[d]).collect();
         sh.irq_bell.drain();
         'devices: for d in ready {
             let mut first = true;

@@ -16,7 +16,6 @@ pub mod experiment;
 pub mod figures;
 pub mod kernel;
 pub mod live;
-pub mod net;
 pub mod packet;
 pub mod params;
 pub mod roles;
@@ -30,6 +29,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The experiments this module registers with `schedlab reproduce`.
 pub fn experiments() -> Vec<Box<dyn Experiment>> {
     vec![Box::new(experiment::Livelock)]
+}
+
+/// Raise the calling thread to nice -10 when root, so devices and apps keep their pace on a
+/// CPU shared with unrelated work; the guard restores the old value. `None` when not root.
+pub(crate) fn favour_thread() -> Option<schedlab_os::sched::SchedGuard> {
+    if !schedlab_os::is_root() {
+        return None;
+    }
+    schedlab_os::sched::SchedGuard::apply(0, &schedlab_os::sched::SchedParams::other_nice(-10)).ok()
 }
 
 /// True when this role should stop: its own flag, or Ctrl-C / SIGTERM.

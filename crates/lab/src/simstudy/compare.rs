@@ -35,6 +35,16 @@ pub fn section(w: &Workload, results: &[SimResult], cfg: &SimConfig, per_cpu: bo
     s
 }
 
+/// Every policy spec the simulator knows, with its defaults (`schedlab sim policies`).
+pub fn catalogue_table() -> Table {
+    let mut t =
+        Table::new("Policy specs (name:key=value,...; times in ms unless suffixed)", &["spec (defaults)", "what"]);
+    for (s, d) in schedlab_sim::policies::CATALOGUE {
+        t.row(vec![s.to_string(), d.to_string()]);
+    }
+    t.with_note("Priorities: a lower number is a higher priority.")
+}
+
 /// Check every spec before anything runs (bad input is rejected up front).
 pub fn check_specs(specs: &[String]) -> Result<(), SpecError> {
     specs.iter().try_for_each(|s| by_spec(s).map(drop))

@@ -10,11 +10,11 @@
 use super::config::{ConfigError, ManagerConfig, Plan};
 use super::queue::{Local, Queue};
 use anyhow::{anyhow, Context, Result};
-use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
 use schedlab_os::affinity::{get_affinity, AffinityGuard};
 use schedlab_os::clock::monotonic_ns;
 use schedlab_os::irq::{IrqSteering, Refusal, RestoreReport};
 use schedlab_os::sched::{get_sched, SchedGuard, SchedParams};
+use schedlab_os::signals;
 use schedlab_os::topology::Topology;
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -293,17 +293,6 @@ impl<R: Send + 'static> Drop for Manager<R> {
     }
 }
 
-/// Block every asynchronous signal in the calling thread (the seed's "software interrupts are
-/// prohibited"): SIGINT/SIGTERM then go to the controlling thread. Synchronous faults stay
-/// deliverable, or a crash would hang instead of dying.
-pub fn block_async_signals() -> nix::Result<()> {
-    let mut set = SigSet::all();
-    for s in [Signal::SIGSEGV, Signal::SIGBUS, Signal::SIGFPE, Signal::SIGILL, Signal::SIGTRAP, Signal::SIGABRT] {
-        set.remove(s);
-    }
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
-}
-
 fn worker_main<R: Send + 'static>(
     index: usize,
     cpus: Vec<usize>,
@@ -312,14 +301,14 @@ fn worker_main<R: Send + 'static>(
     shared: Arc<Shared<R>>,
     ready: mpsc::Sender<Result<(), String>>,
 ) -> WorkerResult<R> {
-    let tid = nix::unistd::gettid().as_raw();
+    let tid = signals::thread_id();
     let mut report = WorkerReport { index, tid, cpus: cpus.clone(), applied: params, restored: false, tasks: 0 };
     let mut outcomes = Vec::new();
     let before = (get_sched(0).ok(), get_affinity(0).ok());
     {
         // Pin first, then raise the policy, so an RT worker never runs outside its CPUs.
         let setup = || -> Result<(AffinityGuard, SchedGuard), String> {
-            block_async_signals().map_err(|e| format!("blocking signals: {e}"))?;
+            signals::block_async_signals().map_err(|e| e.to_string())?;
             let a = AffinityGuard::pin(0, &cpus).map_err(|e| e.to_string())?;
             let s = SchedGuard::apply(0, &params).map_err(|e| e.to_string())?;
             Ok((a, s))
@@ -436,17 +425,14 @@ mod tests {
             return;
         }
         let m = Manager::start_on(&other_cfg(QueueKind::MutexFifo), &topo).unwrap();
-        m.submit(|_| {
-            let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
-            let blk = status.lines().find(|l| l.starts_with("SigBlk:")).unwrap().to_string();
-            u64::from_str_radix(blk.split_whitespace().nth(1).unwrap(), 16).unwrap()
-        });
+        m.submit(|_| schedlab_os::procfs::signal_masks(None).unwrap().blocked);
         m.wait(None);
         let r = m.shutdown().unwrap();
         let TaskResult::Done(mask) = r.tasks[0].result else { panic!() };
-        let bit = |sig: i32| 1u64 << (sig - 1);
-        assert_ne!(mask & bit(libc::SIGINT), 0, "SIGINT blocked");
-        assert_ne!(mask & bit(libc::SIGTERM), 0, "SIGTERM blocked");
-        assert_eq!(mask & bit(libc::SIGSEGV), 0, "SIGSEGV stays deliverable");
+        use schedlab_os::process::Signal;
+        let bit = |sig: Signal| 1u64 << (sig as i32 - 1);
+        assert_ne!(mask & bit(Signal::SIGINT), 0, "SIGINT blocked");
+        assert_ne!(mask & bit(Signal::SIGTERM), 0, "SIGTERM blocked");
+        assert_eq!(mask & bit(Signal::SIGSEGV), 0, "SIGSEGV stays deliverable");
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`spec`]: `WEIGHT:CMD` tasks ([`spec::WrrTask`]) and input checks.
 //! - [`tasks`]: the managed task processes (start barrier, capture, clean end).
-//! - [`host`]: the live host for any [`schedlab_sim::Policy`] (WRR is the first user).
+//! - [`host`]: the live host for any [`schedlab_sim::Policy`] (WRR is the first user); its
+//!   dispatch loop is in `dispatch`.
 //! - [`summary`]: shares, slice errors, dispatcher cost, Gantt chart, slice rows.
 //! - [`run_section`]: `schedlab wrr run` as a section.
 //! - [`alternatives`]: cgroup CPU weights, nice levels and SCHED_DEADLINE with the same tasks.
@@ -10,6 +11,7 @@
 //! - [`experiment`]: the `wrr` entry of `schedlab reproduce`.
 
 pub mod alternatives;
+mod dispatch;
 pub mod experiment;
 pub mod host;
 pub mod run_section;

@@ -3,18 +3,19 @@
 //! one-page HTML report — after every experiment, so a report exists even if the run dies.
 
 mod drill;
+mod runner;
 mod tables;
+
+use runner::Runner;
 
 use crate::host::{self, Host};
 use crate::output;
-use crate::progress::Reporter;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use schedlab_lab::{registry, Experiment, Scale};
-use schedlab_report::db::{Db, NewRun, RunStatus};
-use schedlab_report::html::{self, NotRun, RunInfo};
+use schedlab_report::db::RunStatus;
+use schedlab_report::html::{NotRun, RunInfo};
 use schedlab_report::section::{Section, Status};
 use schedlab_report::shard::{self, Shard};
-use serde_json::{json, Value};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -167,113 +168,6 @@ impl<'a> Plan<'a> {
             }
         }
         Ok(Plan { selected, shards, todo, not_run })
-    }
-}
-
-/// The run loop's state: what finished, what did not, and where it is all recorded.
-struct Runner<'a> {
-    db: Db,
-    info: RunInfo,
-    host: &'a Host,
-    args: &'a Args,
-    scale: Scale,
-    sections: Vec<Section>,
-    runs: Vec<Value>,
-    not_run: Vec<NotRun>,
-}
-
-impl Runner<'_> {
-    fn write_report(&self, not_run: &[NotRun]) -> anyhow::Result<()> {
-        let page = html::render(&html::Report {
-            info: self.info.clone(),
-            sections: &self.sections,
-            not_run,
-            seed_numbers: schedlab_lab::seed_data::all(),
-        });
-        html::write(&self.args.report, &page)
-    }
-
-    /// Run each experiment in turn: record it, run it, write its run directory, record how it
-    /// ended. The report is rewritten before each one, so a run killed outright still leaves a
-    /// page saying what finished and what was running.
-    fn run_all(&mut self, todo: &[&dyn Experiment]) -> anyhow::Result<()> {
-        let pending = |from: usize, reason: &str| -> Vec<NotRun> {
-            todo[from..].iter().map(|e| not_run_entry(*e, reason.to_string())).collect()
-        };
-        let progress =
-            Reporter::new(&todo.iter().map(|e| (e.name().to_string(), e.estimate_s(self.scale))).collect::<Vec<_>>());
-        for (i, e) in todo.iter().enumerate() {
-            if schedlab_os::signals::stop_requested() {
-                self.not_run.extend(pending(i, "interrupted before it started"));
-                break;
-            }
-            let running = not_run_entry(
-                *e,
-                format!(
-                    "running since {} when this report was written; if reproduce is no longer running, it was killed \
-                     (see `schedlab results list`)",
-                    schedlab_report::results::now_utc()
-                ),
-            );
-            let rest = pending(i + 1, "pending: reproduce had not reached it yet");
-            self.write_report(&[self.not_run.clone(), vec![running], rest].concat())?;
-            let id = self.db.start(&self.new_run(*e), &self.host.provenance)?;
-            let handle = progress.start(i, e.title());
-            let mut section = run_one(*e, &self.host.context(self.scale, &handle));
-            if schedlab_os::signals::stop_requested() && section.status == Status::Completed {
-                section.status = Status::Interrupted;
-            }
-            if let Err(err) = output::save(&mut section, &self.args.out, self.host) {
-                section.status = Status::Failed(format!("writing its results: {}", output::one_sentence(&err)));
-            }
-            progress.finish(i, handle, status_word(&section.status));
-            self.db
-                .finish(id, &section)
-                .with_context(|| format!("recording run {id} in {}", self.db.path().display()))?;
-            self.runs.push(json!({ "id": id, "experiment": e.name(), "status": status_word(&section.status) }));
-            self.sections.push(section);
-        }
-        progress.done();
-        self.write_report(&self.not_run)
-    }
-
-    fn new_run(&self, e: &dyn Experiment) -> NewRun {
-        NewRun {
-            experiment: e.name().into(),
-            seed: e.seed().into(),
-            title: e.title().into(),
-            scale: scale_word(self.scale).into(),
-            shard: self.args.shard.map(|s| s.to_string()),
-            parameters: json!({ "scale": scale_word(self.scale), "out": self.args.out }),
-        }
-    }
-
-    /// Every section and the summary for a person, or one JSON document.
-    fn print(&self, db_path: &std::path::Path) -> anyhow::Result<()> {
-        if self.args.json {
-            return output::print_json(&json!({
-                "report": self.args.report,
-                "database": db_path,
-                "scale": scale_word(self.scale),
-                "shard": self.args.shard.map(|s| s.to_string()),
-                "runs": self.runs,
-                "not_run": self.not_run.iter().map(|n| json!({"experiment": n.experiment, "seed": n.seed, "reason": n.reason})).collect::<Vec<_>>(),
-                "sections": self.sections,
-            }));
-        }
-        for s in &self.sections {
-            output::print_section(s);
-            println!();
-        }
-        println!("{}", schedlab_report::table::render(&tables::summary(&self.sections, &self.not_run)));
-        println!("report:   {}", self.args.report.display());
-        let db_flag = if db_path == std::path::Path::new(schedlab_report::db::DEFAULT_PATH) {
-            String::new()
-        } else {
-            format!(" --db {}", db_path.display())
-        };
-        println!("database: {} (see `schedlab results list{db_flag}`)", db_path.display());
-        Ok(())
     }
 }
 

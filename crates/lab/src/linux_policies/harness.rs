@@ -17,6 +17,7 @@ use super::params::{Params, WorkloadKind};
 use anyhow::{bail, Context};
 use schedlab_os::affinity::{self, AffinityGuard};
 use schedlab_os::child::{Batch, ChildSpec, Output, ProcessHeadroom};
+use schedlab_os::process::Signal;
 use schedlab_os::rusage::ExitStatus;
 use schedlab_os::sched::{self, LinuxPolicy, SchedGuard, SchedParams};
 use schedlab_os::tracefs::{Instance, SwitchEvent};
@@ -72,7 +73,7 @@ impl Harness {
             notes.push(format!("RT throttling on: {} us of every {} us", t.runtime_us, t.period_us));
             probe_realtime(&params.policies)?;
         }
-        if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1") {
+        if sched::autogroup_enabled() {
             notes.push(
                 "autogroup is on: SCHED_OTHER/BATCH children share one group's CPU share with other sessions".into(),
             );
@@ -184,7 +185,8 @@ impl Harness {
         let children: Vec<ChildOutcome> = exits
             .iter()
             .map(|(e, killed)| {
-                let by_us = *killed && matches!(e.reaped.status, ExitStatus::Signaled(libc::SIGKILL));
+                let by_us =
+                    *killed && matches!(e.reaped.status, ExitStatus::Signaled(s) if s == Signal::SIGKILL as i32);
                 ChildOutcome {
                     usage: e.reaped.usage,
                     success: e.reaped.status.success(),

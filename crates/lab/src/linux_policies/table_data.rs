@@ -72,7 +72,7 @@ pub fn render(cases: &[CaseResult], source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policies::case::{CaseFrame, ChildOutcome};
+    use crate::linux_policies::case::{CaseFrame, ChildOutcome};
     use schedlab_os::rusage::Usage;
     use schedlab_os::sched::LinuxPolicy;
 

@@ -1,53 +1,64 @@
-//! Loopback UDP helpers: binding 127.0.0.1 ports with a clear error when one is taken,
-//! receiving with the kernel's SO_RXQ_OVFL drop counter, and the kernel's own counters
-//! (`/proc/net/snmp` UDP RcvbufErrors; per-socket queue and drops from `/proc/net/udp`).
+//! Loopback UDP: binding 127.0.0.1 ports with a clear error when one is taken, socket buffer
+//! sizes, receiving with the kernel's SO_RXQ_OVFL drop counter, the kernel's own counters
+//! (`/proc/net/snmp` UDP RcvbufErrors; per-socket queue and drops from `/proc/net/udp`), and
+//! waiting until one of several sockets is readable (poll(2)).
 
-use anyhow::{bail, Context, Result};
+use crate::{OsError, OsResult};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage};
 use std::io::IoSliceMut;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
+use std::time::Duration;
 
 /// The only address anything binds or sends to.
 pub const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
-/// Bind `127.0.0.1:port` (0 = any free port); a taken port is named in the error.
-pub fn bind(port: u16, role: &str) -> Result<UdpSocket> {
+/// Bind `127.0.0.1:port` (0 = any free port); a taken port is named in the error, with
+/// `who` (the role that needs it) and the flags that choose other ports.
+pub fn bind(port: u16, who: &str) -> OsResult<UdpSocket> {
     match UdpSocket::bind(SocketAddrV4::new(LOOPBACK, port)) {
         Ok(s) => Ok(s),
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => bail!(
-            "port {port} on 127.0.0.1 (needed by the {role}) is in use by another program or a previous run; \
-             pick other ports with --kernel-port/--app-port"
-        ),
-        Err(e) => Err(e).with_context(|| format!("binding 127.0.0.1:{port} for the {role}")),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(OsError::unsupported(
+            format!("port {port} on 127.0.0.1 (needed by the {who})"),
+            "it is in use by another program or a previous run; pick other ports with --kernel-port/--app-port",
+        )),
+        Err(e) => Err(OsError::from_io(format!("binding 127.0.0.1:{port} for the {who}"), e)),
     }
+}
+
+fn sockerr(what: &str) -> impl Fn(nix::Error) -> OsError + '_ {
+    move |e| OsError::from_io(what, std::io::Error::from(e))
 }
 
 /// Ask the kernel to report the socket's cumulative drop count with every datagram.
-pub fn enable_rxq_ovfl(s: &UdpSocket) -> Result<()> {
-    setsockopt(s, sockopt::RxqOvfl, &1).context("enabling SO_RXQ_OVFL")
+pub fn enable_rxq_ovfl(s: &UdpSocket) -> OsResult<()> {
+    setsockopt(s, sockopt::RxqOvfl, &1).map_err(sockerr("enabling SO_RXQ_OVFL"))
 }
 
 /// Set SO_RCVBUF (the kernel doubles it); as root SO_RCVBUFFORCE passes rmem_max.
-pub fn set_rcvbuf(s: &UdpSocket, bytes: usize) -> Result<()> {
-    if schedlab_os::is_root() && setsockopt(s, sockopt::RcvBufForce, &bytes).is_ok() {
+pub fn set_rcvbuf(s: &UdpSocket, bytes: usize) -> OsResult<()> {
+    if crate::is_root() && setsockopt(s, sockopt::RcvBufForce, &bytes).is_ok() {
         return Ok(());
     }
-    setsockopt(s, sockopt::RcvBuf, &bytes).context("setting SO_RCVBUF")
-}
-
-/// Raise the calling thread to nice -10 when root, so devices and apps keep their pace on a
-/// CPU shared with unrelated work; the guard restores the old value. `None` when not root.
-pub fn favour_thread() -> Option<schedlab_os::sched::SchedGuard> {
-    if !schedlab_os::is_root() {
-        return None;
-    }
-    schedlab_os::sched::SchedGuard::apply(0, &schedlab_os::sched::SchedParams::other_nice(-10)).ok()
+    setsockopt(s, sockopt::RcvBuf, &bytes).map_err(sockerr("setting SO_RCVBUF"))
 }
 
 /// Set SO_SNDBUF (the kernel doubles it and may cap it at wmem_max).
-pub fn set_sndbuf(s: &UdpSocket, bytes: usize) -> Result<()> {
-    setsockopt(s, sockopt::SndBuf, &bytes).context("setting SO_SNDBUF")
+pub fn set_sndbuf(s: &UdpSocket, bytes: usize) -> OsResult<()> {
+    setsockopt(s, sockopt::SndBuf, &bytes).map_err(sockerr("setting SO_SNDBUF"))
+}
+
+/// Wait until one of `fds` is readable, at most `timeout`; returns which are (a signal or the
+/// timeout returns all false).
+pub fn wait_readable<F: AsFd>(fds: &[F], timeout: Duration) -> OsResult<Vec<bool>> {
+    let mut pfds: Vec<PollFd> = fds.iter().map(|f| PollFd::new(f.as_fd(), PollFlags::POLLIN)).collect();
+    let ms = PollTimeout::try_from(timeout.as_millis().min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX);
+    match poll(&mut pfds, ms) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+        Err(e) => return Err(sockerr("poll on sockets")(e)),
+    }
+    Ok(pfds.iter().map(|p| p.revents().is_some_and(|r| r.contains(PollFlags::POLLIN))).collect())
 }
 
 /// One received datagram: its length and the socket's drop counter if the kernel sent one.
@@ -58,7 +69,7 @@ pub struct Received {
 
 /// Receive one datagram with its SO_RXQ_OVFL counter. `Ok(None)` when a non-blocking socket
 /// is empty or a timeout/interrupt ended the wait.
-pub fn recv(s: &UdpSocket, buf: &mut [u8]) -> Result<Option<Received>> {
+pub fn recv(s: &UdpSocket, buf: &mut [u8]) -> OsResult<Option<Received>> {
     let mut cmsg = nix::cmsg_space!(u32);
     let mut iov = [IoSliceMut::new(buf)];
     match recvmsg::<SockaddrStorage>(s.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty()) {
@@ -74,7 +85,7 @@ pub fn recv(s: &UdpSocket, buf: &mut [u8]) -> Result<Option<Received>> {
             Ok(Some(Received { len: msg.bytes, drops }))
         }
         Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => Ok(None),
-        Err(e) => Err(e).context("receiving a datagram"),
+        Err(e) => Err(sockerr("receiving a datagram")(e)),
     }
 }
 
@@ -132,7 +143,7 @@ mod tests {
         let a = bind(0, "test").unwrap();
         let port = a.local_addr().unwrap().port();
         let e = bind(port, "kernel").unwrap_err().to_string();
-        assert!(e.contains(&port.to_string()) && e.contains("in use"), "{e}");
+        assert!(e.contains(&port.to_string()) && e.contains("in use") && e.contains("kernel"), "{e}");
     }
 
     /// Poll `/proc/net/udp` until `ok` holds and the line has stopped changing: loopback
@@ -182,6 +193,20 @@ mod tests {
         let dropped = udp_sock_stats(&[port])[0].drops;
         assert!(dropped > 0 && got.drops == Some(dropped as u32), "{:?} vs {dropped}", got.drops);
         assert!(snmp_rcvbuf_errors().is_some());
+    }
+
+    #[test]
+    fn readiness_is_reported_per_socket() {
+        let (a, b) = (bind(0, "test").unwrap(), bind(0, "test").unwrap());
+        let s = bind(0, "test").unwrap();
+        s.send_to(b"x", a.local_addr().unwrap()).unwrap();
+        let t0 = std::time::Instant::now();
+        let mut ready = vec![false, false];
+        while !ready[0] && t0.elapsed() < Duration::from_secs(10) {
+            ready = wait_readable(&[&a, &b], Duration::from_millis(100)).unwrap();
+        }
+        assert_eq!(ready, vec![true, false]);
+        assert_eq!(wait_readable(&[&b], Duration::from_millis(10)).unwrap(), vec![false], "a timeout");
     }
 
     #[test]

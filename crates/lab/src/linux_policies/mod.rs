@@ -1,4 +1,5 @@
-//! Seed 001: the live Linux policy benchmark.
+//! Seed 001: the live Linux policy benchmark (registry name `policies`; the module is
+//! `linux_policies` to keep it apart from the simulator's `schedlab_sim::policies`).
 //!
 //! N children of `schedlab workload cpu|io|mixed` per case, each set to a Linux policy
 //! (OTHER, BATCH, IDLE, FIFO, RR, DEADLINE) before exec, held at a start gate until all

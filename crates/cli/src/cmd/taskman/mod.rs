@@ -1,25 +1,23 @@
 //! `schedlab taskman`: the task manager of seed 003 — topology, running commands on pinned
 //! real-time workers, the Table 2 benchmark, the task-queue benchmark, and IRQ repair.
 
+mod args;
+
 use crate::host::Host;
-use crate::output::{self, OutputArgs};
+use crate::output;
 use crate::progress::CommandProgress;
-use crate::units;
 use anyhow::{bail, Context, Result};
+use args::{BenchArgs, RunArgs};
 use clap::Subcommand;
-use schedlab_lab::taskman::bench::{BenchParams, Config};
 use schedlab_lab::taskman::experiment::{self, TaskmanExperiment};
 use schedlab_lab::taskman::jobs::{self, Job, RunOptions};
-use schedlab_lab::taskman::load::{self, Load};
+use schedlab_lab::taskman::load;
 use schedlab_lab::taskman::qbench::{self, QueueBenchParams};
 use schedlab_lab::taskman::views;
-use schedlab_lab::taskman::{ManagerConfig, QueueKind, DEFAULT_PRIORITY};
 use schedlab_lab::{Experiment, Scale};
-use schedlab_os::sched::LinuxPolicy;
 use schedlab_os::topology::Topology;
 use schedlab_report::table::render;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Arguments of `schedlab taskman`.
 #[derive(clap::Args)]
@@ -86,97 +84,6 @@ enum Cmd {
         #[arg(long, default_value_t = 600)]
         max_seconds: u64,
     },
-}
-
-#[derive(clap::Args)]
-struct ManagerArgs {
-    /// Number of workers (default: one per core, minus the first core, which is left to the system).
-    #[arg(long)]
-    workers: Option<usize>,
-    /// Real-time priority 1..99 of the workers; a larger number is more urgent. The default 49 sits
-    /// above all normal tasks and below the kernel's IRQ threads (50) and migration/watchdog (99).
-    #[arg(long, default_value_t = DEFAULT_PRIORITY, allow_negative_numbers = true)]
-    priority: i32,
-    /// Scheduling policy of the workers: fifo (the seed), rr, or other (no real-time).
-    #[arg(long, default_value = "fifo")]
-    policy: LinuxPolicy,
-    /// Do not pin each worker to its own CPU (they still stay off the reserved core).
-    #[arg(long)]
-    no_pin: bool,
-    /// Leave IRQ affinity alone.
-    #[arg(long)]
-    no_irq: bool,
-    /// Task queue: mutex-fifo (the seed's Figure 2) or stealing (crossbeam deques).
-    #[arg(long, default_value = "mutex-fifo")]
-    queue: QueueKind,
-}
-
-impl ManagerArgs {
-    fn config(&self) -> ManagerConfig {
-        ManagerConfig {
-            workers: self.workers,
-            policy: self.policy,
-            priority: self.priority,
-            pin: !self.no_pin,
-            steer_irqs: !self.no_irq,
-            queue: self.queue,
-            ..Default::default()
-        }
-    }
-}
-
-#[derive(clap::Args)]
-struct RunArgs {
-    #[command(flatten)]
-    manager: ManagerArgs,
-    /// A file with one shell command per line (blank lines and # comments are skipped).
-    #[arg(long, conflicts_with = "command")]
-    jobs: Option<PathBuf>,
-    /// Kill a command that runs longer than this (e.g. 30s, 5min).
-    #[arg(long, value_parser = units::positive_duration)]
-    timeout: Option<Duration>,
-    /// Print one JSON document (the commands' own output goes to stderr).
-    #[arg(long)]
-    json: bool,
-    /// (testing) Add a task that panics inside a worker.
-    #[arg(long, hide = true)]
-    inject_panic: bool,
-    /// The command to run as one task: `-- CMD ARGS`.
-    #[arg(last = true)]
-    command: Vec<String>,
-}
-
-#[derive(clap::Args)]
-struct BenchArgs {
-    /// Small scale (5 repetitions, ~0.1 s per run; about a minute in all).
-    #[arg(long, conflicts_with = "full")]
-    quick: bool,
-    /// The seed's scale (100 repetitions of ~20 s runs: hours).
-    #[arg(long)]
-    full: bool,
-    /// Repetitions per cell (overrides the scale; the seed used 100).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    reps: Option<u64>,
-    /// Passes over the 5 MiB array per run, split over the threads (overrides the scale).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    passes: Option<u64>,
-    /// Thread counts to measure, e.g. 1,2 (default 1 … number of CPUs).
-    #[arg(long, value_delimiter = ',')]
-    threads: Vec<usize>,
-    /// Loads to measure: none, load1, load2 (default all three).
-    #[arg(long, value_delimiter = ',')]
-    loads: Vec<Load>,
-    /// Cap on each load-2 process's memory (otherwise 19% of RAM each), e.g. 512MiB.
-    #[arg(long, default_value = "512MiB", value_parser = units::size)]
-    load2_cap: u64,
-    /// SCHED_FIFO priority of configuration C's workers (1..99).
-    #[arg(long, default_value_t = DEFAULT_PRIORITY, allow_negative_numbers = true)]
-    priority: i32,
-    /// Do not steer IRQs in configuration C.
-    #[arg(long)]
-    no_irq: bool,
-    #[command(flatten)]
-    output: OutputArgs,
 }
 
 /// Run `schedlab taskman`.
@@ -246,34 +153,7 @@ fn run_cmd(a: RunArgs) -> Result<()> {
 
 fn bench(a: BenchArgs) -> Result<()> {
     let scale = Scale::from_flags(a.quick, a.full);
-    let topo = Topology::read()?;
-    let cpus = topo.cpus.len();
-    let mut p = BenchParams::for_scale(scale, cpus);
-    if let Some(r) = a.reps {
-        p.reps = r as usize;
-    }
-    if let Some(passes) = a.passes {
-        p.steps = passes * (p.array_bytes / 4) as u64;
-    }
-    if !a.threads.is_empty() {
-        if let Some(&bad) = a.threads.iter().find(|&&t| t == 0 || t > cpus) {
-            bail!("invalid --threads {bad}: choose 1..={cpus} (this machine has {cpus} online CPUs)");
-        }
-        p.threads = a.threads.clone();
-    }
-    if !a.loads.is_empty() {
-        p.loads = a.loads.clone();
-        if !p.loads.contains(&Load::None) {
-            p.loads.insert(0, Load::None); // ratios need the no-load baseline
-        }
-    }
-    LinuxPolicy::Fifo.check_priority(a.priority).map_err(|_| {
-        anyhow::anyhow!("invalid --priority {}: SCHED_FIFO accepts 1..=99 (a larger number is more urgent)", a.priority)
-    })?;
-    p.priority = a.priority;
-    p.load2_cap_bytes = a.load2_cap;
-    p.steer_irqs = !a.no_irq;
-    p.configs = vec![Config::D, Config::C];
+    let p = a.params(scale)?;
     let host = Host::collect();
     let section = {
         let progress = CommandProgress::start("taskman", "Table 2 of seed 003", TaskmanExperiment.estimate_s(scale));

@@ -18,15 +18,6 @@ use schedlab_sim::workload::{TaskSpec, Workload};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-/// Linux's SCHED_RR time slice (`/proc/sys/kernel/sched_rr_timeslice_ms`, 100 ms by default).
-fn rr_slice_ms() -> u64 {
-    std::fs::read_to_string("/proc/sys/kernel/sched_rr_timeslice_ms")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .filter(|&ms| ms > 0)
-        .unwrap_or(100)
-}
-
 /// The simulator policy that models a Linux policy.
 pub fn model_of(p: LinuxPolicy) -> Option<&'static str> {
     match p {
@@ -80,7 +71,8 @@ pub struct Predictions {
 
 /// Predict every cpu-workload case of `cases`.
 pub fn predictions(_params: &Params, cases: &[CaseResult]) -> Predictions {
-    let specs = ["fcfs".to_string(), format!("rr:quantum={}ms", rr_slice_ms()), "cfs".to_string()];
+    let specs =
+        ["fcfs".to_string(), format!("rr:quantum={}ms", schedlab_os::sched::rr_timeslice_ms()), "cfs".to_string()];
     let mut table = Table::new(
         "Predicted (simulator) vs measured turnaround, cpu workload",
         &[

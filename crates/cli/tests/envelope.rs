@@ -1,0 +1,71 @@
+//! `schedlab reproduce --quick` runs every registered experiment, and every results.json it
+//! writes has the same envelope: the keys of [`schedlab_report::results::ENVELOPE_KEYS`], the
+//! run's experiment name, this build's version and commit, the machine facts, parameters and
+//! results. As root (CI) every experiment must complete; elsewhere the live ones may come back
+//! unsupported, and then write no run directory.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn results_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            results_files(&p, found);
+        } else if p.file_name().is_some_and(|n| n == "results.json") {
+            found.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_experiment_writes_the_same_envelope() {
+    let root = schedlab_os::root_for_test("running every live experiment");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .current_dir(dir.path())
+        .args(["reproduce", "--quick", "--json", "--out", "runs", "--report", "report.html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "reproduce --quick failed: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let sections = doc["sections"].as_array().unwrap();
+    let registered = schedlab_lab::registry::all();
+    assert_eq!(sections.len(), registered.len(), "every registered experiment ran");
+    let mut expected: Vec<&str> = schedlab_report::results::ENVELOPE_KEYS.to_vec();
+    expected.sort_unstable();
+    let mut written = Vec::new();
+    results_files(&dir.path().join("runs"), &mut written);
+    for s in sections {
+        let name = s["experiment"].as_str().unwrap();
+        let state = s["status"]["state"].as_str().unwrap();
+        if root {
+            assert_eq!(state, "completed", "{name}: {}", s["status"]);
+        }
+        if state != "completed" {
+            continue;
+        }
+        let run_dir = PathBuf::from(s["run_dir"].as_str().unwrap_or_else(|| panic!("{name} has no run directory")));
+        let path = dir.path().join(&run_dir).join("results.json");
+        assert!(
+            written.iter().any(|w| w.ends_with(run_dir.join("results.json"))),
+            "{name}: {} not written",
+            path.display()
+        );
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut keys: Vec<&str> = file.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, expected, "{name}: envelope keys");
+        assert_eq!(file["experiment"], name);
+        assert_eq!(file["schedlab"]["version"], env!("CARGO_PKG_VERSION"));
+        assert!(file["schedlab"]["commit"].as_str().is_some_and(|c| !c.is_empty()), "{name}: commit");
+        assert!(file["machine"]["kernel"].is_string() && file["machine"]["cpus_online"].as_u64() > Some(0), "{name}");
+        assert!(!file["parameters"].is_null(), "{name}: parameters");
+        assert!(file["results"].is_object(), "{name}: results");
+        assert_eq!(file["status"]["state"], "completed", "{name}");
+        // The document on stdout's section is the same document.
+        assert_eq!(s["data"], file, "{name}: the section's document is results.json");
+    }
+    assert_eq!(written.len(), sections.iter().filter(|s| s["status"]["state"] == "completed").count());
+}
