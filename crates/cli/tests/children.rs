@@ -8,8 +8,8 @@
 //! The children are inspected from /proc while they run, after their exec (their command line
 //! names their role). Needs root (the live paths); fails in CI without it.
 
+use schedlab_os::process::Signal;
 use schedlab_os::procfs::{self, SignalMasks};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -20,31 +20,22 @@ static MACHINE: Mutex<()> = Mutex::new(());
 const EXTRA_FD: i32 = 9;
 
 /// Start schedlab with `args` holding descriptor 9 open (no close-on-exec), SIGUSR2 ignored and
-/// SIGUSR1 blocked.
+/// SIGUSR1 blocked: Python sets that up and execs it (exec keeps all three).
 fn start(args: &[&str], out: &std::path::Path) -> Child {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    const LEAKY_EXEC: &str = "import os, signal, sys\n\
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)\n\
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})\n\
+        os.dup2(os.open('/etc/hostname', os.O_RDONLY), 9, inheritable=True)\n\
+        os.execv(sys.argv[1], sys.argv[1:])";
+    let mut c = Command::new("python3");
+    c.args(["-c", LEAKY_EXEC, env!("CARGO_BIN_EXE_schedlab")]);
     // `taskman run` writes no results directory; the others write theirs under `out`.
     let takes_out = args[..2] != ["taskman", "run"];
     c.current_dir(out).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     if takes_out {
         c.arg("--out").arg(out);
     }
-    // SAFETY: between fork and exec only async-signal-safe calls (open, dup2, signal masks).
-    unsafe {
-        c.pre_exec(|| {
-            let fd = libc::open(c"/etc/hostname".as_ptr(), libc::O_RDONLY);
-            if fd < 0 || libc::dup2(fd, EXTRA_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::signal(libc::SIGUSR2, libc::SIG_IGN);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGUSR1);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-    c.spawn().expect("start schedlab")
+    c.spawn().expect("start schedlab through python3")
 }
 
 fn fds(pid: i32) -> Option<Vec<i32>> {
@@ -112,8 +103,9 @@ fn check_parent(root: &Child) {
     let pid = root.id() as i32;
     assert!(fds(pid).unwrap().contains(&EXTRA_FD), "schedlab did not inherit descriptor {EXTRA_FD}");
     let m = procfs::signal_masks(Some(pid)).unwrap();
-    assert_ne!(m.ignored & (1 << (libc::SIGUSR2 - 1)), 0, "schedlab does not ignore SIGUSR2: {m:?}");
-    assert_ne!(m.blocked & (1 << (libc::SIGUSR1 - 1)), 0, "schedlab does not block SIGUSR1: {m:?}");
+    let bit = |sig: Signal| 1u64 << (sig as i32 - 1);
+    assert_ne!(m.ignored & bit(Signal::SIGUSR2), 0, "schedlab does not ignore SIGUSR2: {m:?}");
+    assert_ne!(m.blocked & bit(Signal::SIGUSR1), 0, "schedlab does not block SIGUSR1: {m:?}");
 }
 
 fn stop(mut root: Child) {

@@ -88,7 +88,7 @@ impl HostConfig {
         }
     }
 
-    /// Reject configurations that are unsafe or impossible, naming the value.
+    /// Reject configurations that are dangerous or impossible, naming the value.
     pub fn check(&self) -> Result<()> {
         let n = affinity::online_cpus();
         if self.cpus.is_empty() {
