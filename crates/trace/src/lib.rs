@@ -1,0 +1,22 @@
+//! schedlab-trace: scheduler traces in, timelines and workloads out.
+//!
+//! - [`parse`]: tracefs `trace`/`trace_pipe`, `perf script` and `trace-cmd report` text into
+//!   [`event::Event`]s, with [`parse::ParseStats`] accounting for every line.
+//! - [`timeline`]: events into per-task run / blocked / waiting intervals, wake-up latencies,
+//!   switch counts and migrations ([`timeline::Timeline`]); [`from_sim`] builds the same from
+//!   a simulator run, so live and simulated runs meet in one type.
+//! - [`import`]: a trace (plus an optional [`meta::TraceMeta`] sidecar) into a
+//!   `schedlab_sim::workload::Workload`, with a report of what could not be reconstructed.
+//! - [`compare`]: two timelines over a window: CPU shares, switch rates, wake-up latency
+//!   percentiles and how often both run the same task on the same CPU.
+//! - [`render`]: a timeline (or a simulator run) as tracefs text.
+//!
+//! This crate never calls the operating system.
+
+#![forbid(unsafe_code)]
+
+pub mod event;
+pub mod parse;
+
+pub use event::{Event, EventKind, Pid};
+pub use parse::{parse, Format, ParseStats, Parsed};
