@@ -15,8 +15,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod event;
 pub mod parse;
+pub mod timeline;
 
 pub use event::{Event, EventKind, Pid};
 pub use parse::{parse, Format, ParseStats, Parsed};
+pub use timeline::{TaskTimeline, Timeline};
