@@ -17,9 +17,18 @@
 
 pub mod compare;
 pub mod event;
+pub mod from_sim;
+pub mod import;
+pub mod meta;
 pub mod parse;
+pub mod render;
 pub mod timeline;
 
+pub use compare::{compare, CompareOptions, Comparison};
 pub use event::{Event, EventKind, Pid};
+pub use from_sim::{timeline_from_sim, FromSimOptions};
+pub use import::{import, ImportOptions, ImportReport, Imported, Select};
+pub use meta::{SchedPolicy, TaskMeta, TraceMeta};
 pub use parse::{parse, Format, ParseStats, Parsed};
+pub use render::{render, render_sim, RenderOptions};
 pub use timeline::{TaskTimeline, Timeline};
