@@ -177,8 +177,13 @@ fn start_of(t: &TaskTimeline, at_exec: bool, notes: &mut Vec<Note>) -> u64 {
     match t.arrival {
         Some(a) if !t.running_at_start => a,
         _ => {
-            note(notes, t.pid, NoteKind::PresentAtStart, format!("no fork or wakeup_new in the trace: it starts at {}, the first time the trace shows it; what it did before is unknown", t.first_seen));
-            t.first_seen
+            // A task running at the start shows first in its (clipped) first run.
+            let first = match t.runs.first() {
+                Some(r) if t.running_at_start => r.start.min(t.first_seen),
+                _ => t.first_seen,
+            };
+            note(notes, t.pid, NoteKind::PresentAtStart, format!("no fork or wakeup_new in the trace: it starts at {first}, the first time the trace shows it; what it did before is unknown"));
+            first
         }
     }
 }
@@ -289,13 +294,13 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
     match m {
         Some(m) => {
             s.class = m.policy.workload_class().map(str::to_string);
-            let agrees = match (m.policy, seen) {
-                (_, None) => true,
-                (SchedPolicy::Normal | SchedPolicy::Batch | SchedPolicy::Idle, Some(PrioClass::Fair { .. })) => true,
-                (SchedPolicy::Fifo | SchedPolicy::Rr, Some(PrioClass::RealTime { .. })) => true,
-                (SchedPolicy::Deadline, Some(PrioClass::Deadline)) => true,
-                _ => false,
-            };
+            let agrees = matches!(
+                (m.policy, seen),
+                (_, None)
+                    | (SchedPolicy::Normal | SchedPolicy::Batch | SchedPolicy::Idle, Some(PrioClass::Fair { .. }))
+                    | (SchedPolicy::Fifo | SchedPolicy::Rr, Some(PrioClass::RealTime { .. }))
+                    | (SchedPolicy::Deadline, Some(PrioClass::Deadline))
+            );
             if !agrees {
                 note(
                     notes,

@@ -50,41 +50,47 @@ fn tracefs_trace_file_with_header_and_irq_flags() {
     let p = parse(&text, None);
     let s = &p.stats;
     accounted(s);
-    assert_eq!((s.lines, s.headers, s.malformed, s.blank, s.lost.len()), (85, 12, 0, 0, 0));
+    assert_eq!((s.lines, s.events, s.headers, s.malformed, s.blank, s.lost.len()), (81, 69, 12, 0, 0, 0));
     assert_eq!(s.cpus, Some(2));
     assert!(s.unknown_events.is_empty());
     assert_eq!(
         s.by_kind,
         counts(&[
-            ("sched_migrate_task", 1),
+            ("sched_migrate_task", 2),
             ("sched_process_exec", 4),
             ("sched_process_exit", 3),
             ("sched_process_fork", 2),
             ("sched_switch", 26),
-            ("sched_wakeup", 17),
+            ("sched_wakeup", 15),
             ("sched_wakeup_new", 2),
-            ("sched_waking", 18),
+            ("sched_waking", 15),
         ])
     );
     let e = at(&p.events, 13);
-    assert_eq!((e.ts, e.cpu), (583_970_491_000, 0));
+    assert_eq!((e.ts, e.cpu), (1_224_898_744_000, 1));
     assert_eq!(
         e.kind,
-        EventKind::Fork { parent_comm: "sh".into(), parent_pid: 7050, child_comm: "sh".into(), child_pid: 7051 }
+        EventKind::Fork { parent_comm: "sh".into(), parent_pid: 13327, child_comm: "sh".into(), child_pid: 13328 }
     );
-    let e = at(&p.events, 17);
-    assert_eq!((e.ts, e.cpu), (583_970_615_000, 0));
-    assert_eq!(e.kind, switch(("sh", 7050, 120, "D"), ("sh", 7051, 120)));
-    let e = at(&p.events, 33);
-    assert_eq!((e.ts, e.cpu), (583_971_192_000, 1));
-    assert_eq!(e.kind, EventKind::Migrate { comm: "taskset".into(), pid: 7051, prio: 120, orig_cpu: 1, dest_cpu: 0 });
-    let e = at(&p.events, 43);
-    assert_eq!(e.kind, EventKind::Exec { filename: "/tmp/schedlab-burst".into(), pid: 7052, old_pid: 7052 });
-    let e = at(&p.events, 52);
-    assert_eq!((e.ts, e.cpu), (583_980_539_000, 1));
-    assert_eq!(e.kind, EventKind::Wakeup(wake("schedlab-burst", 7051, 120, 1)));
-    let e = at(&p.events, 65);
-    assert_eq!(e.kind, EventKind::Exit { comm: "schedlab-burst".into(), pid: 7051, prio: 120 });
+    let e = at(&p.events, 14);
+    assert_eq!((e.ts, e.cpu), (1_224_898_770_000, 1));
+    assert_eq!(e.kind, EventKind::WakeupNew(wake("sh", 13328, 120, 1)));
+    let e = at(&p.events, 19);
+    assert_eq!((e.ts, e.cpu), (1_224_899_991_000, 1));
+    assert_eq!(e.kind, switch(("taskset", 13328, 120, "D"), ("migration/1", 21, 0)));
+    let e = at(&p.events, 29);
+    assert_eq!(e.kind, switch(("taskset", 13329, 120, "R+"), ("sh", 13327, 120)));
+    let e = at(&p.events, 31);
+    assert_eq!((e.ts, e.cpu), (1_224_900_287_000, 0));
+    assert_eq!(e.kind, EventKind::Exec { filename: "/tmp/schedlab-burst".into(), pid: 13328, old_pid: 13328 });
+    let e = at(&p.events, 44);
+    assert_eq!((e.ts, e.cpu), (1_224_908_015_000, 0));
+    assert_eq!(e.kind, EventKind::Wakeup(wake("schedlab-burst", 13328, 120, 0)));
+    let e = at(&p.events, 61);
+    assert_eq!(e.kind, EventKind::Exit { comm: "schedlab-burst".into(), pid: 13328, prio: 120 });
+    let e = at(&p.events, 63);
+    assert_eq!((e.ts, e.cpu), (1_224_921_408_000, 0));
+    assert_eq!(e.kind, EventKind::Migrate { comm: "sh".into(), pid: 13327, prio: 120, orig_cpu: 1, dest_cpu: 0 });
 }
 
 #[test]
@@ -94,27 +100,31 @@ fn tracefs_pipe_without_header_or_flags_with_tgid_column() {
     let p = parse(&text, Some(Format::Tracefs));
     let s = &p.stats;
     accounted(s);
-    assert_eq!((s.lines, s.events, s.headers, s.malformed), (58, 58, 0, 0));
+    assert_eq!((s.lines, s.events, s.headers, s.malformed), (64, 64, 0, 0));
     assert_eq!(s.cpus, None);
     assert_eq!(
         s.by_kind,
         counts(&[
-            ("sched_migrate_task", 2),
             ("sched_process_exec", 4),
             ("sched_process_exit", 3),
             ("sched_process_fork", 2),
-            ("sched_switch", 19),
-            ("sched_wakeup", 13),
+            ("sched_switch", 25),
+            ("sched_wakeup", 14),
             ("sched_wakeup_new", 2),
-            ("sched_waking", 13),
+            ("sched_waking", 14),
         ])
     );
     let e = at(&p.events, 2);
-    assert_eq!((e.ts, e.cpu), (629_546_683_000, 0));
-    assert_eq!(e.kind, EventKind::WakeupNew(wake("sh", 7426, 120, 0)));
-    let e = at(&p.events, 18);
-    assert_eq!((e.ts, e.cpu), (629_548_615_000, 1));
-    assert_eq!(e.kind, switch(("schedlab-burst", 7427, 120, "R"), ("taskset", 7426, 120)));
+    assert_eq!((e.ts, e.cpu), (1_225_207_103_000, 0));
+    assert_eq!(e.kind, EventKind::WakeupNew(wake("sh", 13343, 120, 0)));
+    let e = at(&p.events, 7);
+    assert_eq!((e.ts, e.cpu), (1_225_208_031_000, 0));
+    assert_eq!(e.kind, switch(("taskset", 13343, 120, "R"), ("sh", 13344, 120)));
+    // A comm with a colon and a dash.
+    let e = at(&p.events, 12);
+    assert_eq!(e.kind, EventKind::Wakeup(wake("memfd:sealed-91", 6327, 120, 0)));
+    let e = at(&p.events, 15);
+    assert_eq!(e.kind, switch(("taskset", 13344, 120, "R"), ("memfd:sealed-91", 5798, 120)));
 }
 
 #[test]
@@ -124,31 +134,28 @@ fn trace_cmd_report_with_instance_prefix_and_compact_bodies() {
     let p = parse(&text, None);
     let s = &p.stats;
     accounted(s);
-    assert_eq!((s.lines, s.events, s.headers, s.malformed), (57, 56, 1, 0));
+    assert_eq!((s.lines, s.events, s.headers, s.malformed), (62, 61, 1, 0));
     assert_eq!(s.cpus, Some(2));
     assert_eq!(
         s.by_kind,
         counts(&[
-            ("sched_migrate_task", 3),
             ("sched_process_exec", 4),
             ("sched_process_exit", 3),
             ("sched_process_fork", 2),
-            ("sched_switch", 17),
+            ("sched_switch", 26),
             ("sched_wakeup", 12),
             ("sched_wakeup_new", 2),
-            ("sched_waking", 13),
+            ("sched_waking", 12),
         ])
     );
     let e = at(&p.events, 6);
-    assert_eq!((e.ts, e.cpu), (625_646_266_000, 1));
-    assert_eq!(e.kind, switch(("sh", 7335, 120, "D"), ("sh", 7336, 120)));
-    let e = at(&p.events, 7);
-    assert_eq!(e.kind, switch(("swapper/0", 0, 120, "R"), ("sh", 7337, 120)));
-    let e = at(&p.events, 9);
-    assert_eq!((e.ts, e.cpu), (625_646_338_000, 0));
-    assert_eq!(e.kind, EventKind::Wakeup(wake("sh", 7335, 120, 1)));
-    let e = at(&p.events, 32);
-    assert_eq!(e.kind, EventKind::Migrate { comm: "rcu_preempt".into(), pid: 15, prio: 120, orig_cpu: 1, dest_cpu: 0 });
+    assert_eq!((e.ts, e.cpu), (1_225_499_166_000, 0));
+    assert_eq!(e.kind, switch(("sh", 13358, 120, "D"), ("sh", 13359, 120)));
+    let e = at(&p.events, 8);
+    assert_eq!(e.kind, switch(("taskset", 13359, 120, "R"), ("sh", 13360, 120)));
+    let e = at(&p.events, 10);
+    assert_eq!((e.ts, e.cpu), (1_225_500_092_000, 0));
+    assert_eq!(e.kind, EventKind::Wakeup(wake("sh", 13358, 120, 0)));
 }
 
 #[test]
@@ -158,29 +165,32 @@ fn perf_script_with_unknown_sched_events() {
     let p = parse(&text, None);
     let s = &p.stats;
     accounted(s);
-    assert_eq!((s.lines, s.events, s.headers, s.malformed), (85, 77, 0, 0));
+    assert_eq!((s.lines, s.events, s.headers, s.malformed), (98, 90, 0, 0));
     assert_eq!(s.unknown_events, counts(&[("sched_prepare_exec", 5), ("sched_process_wait", 3)]));
     assert_eq!(
         s.by_kind,
         counts(&[
-            ("sched_migrate_task", 4),
+            ("sched_migrate_task", 2),
             ("sched_process_exec", 5),
             ("sched_process_exit", 3),
             ("sched_process_fork", 2),
-            ("sched_switch", 35),
-            ("sched_wakeup", 12),
+            ("sched_switch", 38),
+            ("sched_wakeup", 19),
             ("sched_wakeup_new", 2),
-            ("sched_waking", 14),
+            ("sched_waking", 19),
         ])
     );
     let e = at(&p.events, 2);
-    assert_eq!((e.ts, e.cpu), (611_550_010_000, 0));
+    assert_eq!((e.ts, e.cpu), (1_226_773_576_000, 0));
     assert_eq!(e.kind, EventKind::Wakeup(wake("migration/0", 18, 0, 0)));
-    let e = at(&p.events, 6);
-    assert_eq!(e.kind, switch(("migration/0", 18, 0, "S"), ("swapper/0", 0, 120)));
-    let e = at(&p.events, 53);
-    assert_eq!((e.ts, e.cpu), (611_574_519_000, 1));
-    assert_eq!(e.kind, EventKind::Exit { comm: "schedlab-burst".into(), pid: 7252, prio: 120 });
+    let e = at(&p.events, 3);
+    assert_eq!(e.kind, switch(("perf", 13373, 120, "D"), ("migration/0", 18, 0)));
+    let e = at(&p.events, 5);
+    assert_eq!((e.ts, e.cpu), (1_226_773_592_000, 0));
+    assert_eq!(e.kind, EventKind::Migrate { comm: "perf".into(), pid: 13373, prio: 120, orig_cpu: 0, dest_cpu: 1 });
+    let e = at(&p.events, 75);
+    assert_eq!((e.ts, e.cpu), (1_226_800_358_000, 0));
+    assert_eq!(e.kind, EventKind::Exit { comm: "schedlab-burst".into(), pid: 13376, prio: 120 });
 }
 
 #[test]
