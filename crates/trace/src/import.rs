@@ -278,7 +278,7 @@ struct Sched {
 }
 
 fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut Vec<Note>) -> Sched {
-    let prio = t.prios.iter().take_while(|&&(at, _)| at <= start).last().or(t.prios.first()).map(|&(_, p)| p);
+    let prio = t.prio_at(start);
     let later: BTreeSet<i32> = t.prios.iter().filter(|&&(at, _)| at >= start).map(|&(_, p)| p).collect();
     if later.len() > 1 {
         note(
@@ -288,7 +288,7 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
             format!("prio changed in the window ({later:?}): the one at its start ({prio:?}) is used"),
         );
     }
-    let seen = prio.map(PrioClass::from_prio);
+    let seen = t.class_at(start);
     let mut s = Sched { class: None, nice: 0, priority: 0, deadline: None, period: None, dl_runtime: None };
     let m = meta.and_then(|m| m.task(t.pid));
     match m {

@@ -50,10 +50,6 @@ enum Rec {
     },
 }
 
-fn prio_at(t: &TaskTimeline, ts: u64) -> i32 {
-    t.prios.iter().take_while(|&&(at, _)| at <= ts).last().or(t.prios.first()).map_or(120, |&(_, p)| p)
-}
-
 /// The state a run ending at `end` switches out in (None: still running at the end).
 fn out_state(t: &TaskTimeline, k: usize) -> Option<String> {
     let r = &t.runs[k];
@@ -161,7 +157,7 @@ pub fn render(tl: &Timeline, opts: &RenderOptions) -> String {
         };
         let flags = if matches!(rec, Rec::Exit { .. }) { "....." } else { "d..2." };
         let _ = write!(out, "{head_comm:>16}-{ctx:<7} [{cpu:03}] {flags} {time:>16}: ");
-        let prio = |p: Pid| task(p).map_or(120, |t| prio_at(t, ts));
+        let prio = |p: Pid| task(p).and_then(|t| t.prio_at(ts)).unwrap_or(120);
         match rec {
             Rec::Exit { pid } => {
                 let _ = writeln!(

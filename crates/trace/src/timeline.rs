@@ -17,7 +17,7 @@
 //!   blocked task whose wake-up is missing, …), usually lost events or a filtered trace, is kept
 //!   as an [`Anomaly`] and repaired as described there — never ignored silently.
 
-use crate::event::{Event, EventKind, Pid};
+use crate::event::{Event, EventKind, Pid, PrioClass};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -176,6 +176,16 @@ impl TaskTimeline {
     /// CPU time inside `[start, end)`.
     pub fn cpu_time_in(&self, start: u64, end: u64) -> u64 {
         self.runs.iter().map(|r| r.end.min(end).saturating_sub(r.start.max(start))).sum()
+    }
+
+    /// The `prio` in force at `ts` (the last seen at or before it, else the first seen).
+    pub fn prio_at(&self, ts: u64) -> Option<i32> {
+        self.prios.iter().take_while(|&&(at, _)| at <= ts).last().or(self.prios.first()).map(|&(_, p)| p)
+    }
+
+    /// What the `prio` in force at `ts` says of the scheduling class.
+    pub fn class_at(&self, ts: u64) -> Option<PrioClass> {
+        self.prio_at(ts).map(PrioClass::from_prio)
     }
 
     fn see_comm(&mut self, comm: &str) {
@@ -504,5 +514,67 @@ impl Timeline {
         }
         out.retain(|p| self.tasks.contains_key(p));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sw(ts: u64, cpu: usize, prev: Pid, state: &str, next: Pid) -> String {
+        format!(
+            "x-1 [{cpu:03}] d..2. 1.{ts:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
+             prev_state={state} ==> next_comm=p{next} next_pid={next} next_prio=120"
+        )
+    }
+
+    fn tl(lines: &[String]) -> Timeline {
+        Timeline::from_text(&lines.join("\n"), Some(crate::Format::Tracefs)).0
+    }
+
+    #[test]
+    fn contradictions_become_anomalies_and_are_repaired() {
+        let t = tl(&[
+            sw(0, 0, 0, "R", 5),
+            // 5 blocks; its wake-up is missing; it is switched in again at 30.
+            sw(10, 0, 5, "S", 0),
+            sw(30, 0, 0, "R", 5),
+            // 6 is woken at 40 but its switch-in is missing: switched out at 50.
+            "x-1 [001] d..2. 1.000040: sched_wakeup: comm=p6 pid=6 prio=120 target_cpu=001".to_string(),
+            sw(45, 1, 0, "R", 7),
+            sw(50, 1, 6, "S", 0),
+            sw(60, 0, 5, "R", 0),
+        ]);
+        let five = &t.tasks[&5];
+        assert_eq!(five.blocked, vec![BlockedSpan { start: 1_000_010_000, end: 1_000_030_000, state: "S".into() }]);
+        assert_eq!(five.cpu_time(), 40_000);
+        let six = &t.tasks[&6];
+        // Counted from the later of its wake-up (40) and CPU 1's last switch (45).
+        assert_eq!(six.runs, vec![Run { cpu: 1, start: 1_000_045_000, end: 1_000_050_000 }]);
+        let what: Vec<(Pid, usize)> = t.anomalies.iter().map(|a| (a.pid, a.line)).collect();
+        assert_eq!(what, vec![(5, 3), (6, 6)]);
+        assert!(t.anomalies[0].what.contains("wake-up is missing"));
+        assert!(t.anomalies[1].what.contains("without a switch-in"));
+        // 7 was switched in at 45 and still runs at the end (60): clipped there.
+        assert_eq!(t.tasks[&7].end_state, EndState::Running { cpu: 1, since: 1_000_045_000 });
+        assert_eq!(t.tasks[&7].cpu_time(), 15_000);
+    }
+
+    #[test]
+    fn wakeups_of_running_tasks_change_nothing_and_exec_renames() {
+        let t = tl(&[
+            sw(0, 0, 0, "R", 5),
+            "x-1 [001] d..2. 1.000005: sched_wakeup: comm=p5 pid=5 prio=120 target_cpu=000".to_string(),
+            "x-1 [000] ..... 1.000006: sched_process_exec: filename=/usr/bin/a-very-long-program-name pid=5 old_pid=5"
+                .to_string(),
+            sw(20, 0, 5, "R+", 0),
+        ]);
+        assert_eq!(t.redundant_wakeups, 1);
+        let five = &t.tasks[&5];
+        assert_eq!((five.involuntary, five.voluntary, five.wakes.len()), (1, 0, 0));
+        assert_eq!(five.comms, vec!["p5".to_string(), "a-very-long-pro".to_string()]);
+        assert_eq!(five.comm, "p5", "the switch-out names it p5 again");
+        assert_eq!(five.class_at(0), Some(PrioClass::Fair { nice: 0 }));
+        assert!(t.anomalies.is_empty());
     }
 }
