@@ -487,3 +487,55 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
     notes.sort_by_key(|n| (n.pid, n.kind));
     Imported { workload: Workload { cpus: Some(cpus), tasks }, report: ImportReport { t0, tasks: report_tasks, notes } }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::Run;
+
+    /// One task per prio, each running 1 µs from its arrival and exiting.
+    fn timeline(prios: &[i32]) -> Timeline {
+        let mut tl = Timeline { start: 0, end: 10_000, cpus: 1, ..Timeline::default() };
+        for (i, &p) in prios.iter().enumerate() {
+            let pid = 10 + i as Pid;
+            let mut t = TaskTimeline::new(pid, "t", 0);
+            t.arrival = Some(i as u64 * 1000);
+            t.prios.push((0, p));
+            t.runs.push(Run { cpu: 0, start: i as u64 * 1000, end: i as u64 * 1000 + 1000 });
+            t.exit = Some(i as u64 * 1000 + 1000);
+            t.end_state = EndState::Exited { at: i as u64 * 1000 + 1000 };
+            tl.tasks.insert(pid, t);
+        }
+        tl
+    }
+
+    #[test]
+    fn classes_from_prio_without_metadata() {
+        let imp = import(&timeline(&[-1, 9, 125, 99]), &ImportOptions::new(Select::All));
+        let w = &imp.workload;
+        // Same comm for all: names get the pid.
+        let names: Vec<&str> = w.tasks.iter().map(|t| &*t.name).collect();
+        assert_eq!(names, vec!["t-10", "t-11", "t-12", "t-13"]);
+        assert_eq!((w.tasks[0].class.as_deref(), w.tasks[0].deadline), (Some("deadline"), None));
+        assert_eq!((w.tasks[1].class.as_deref(), w.tasks[1].priority), (Some("fifo"), 9));
+        assert_eq!((w.tasks[2].class.as_deref(), w.tasks[2].nice), (None, 5));
+        assert_eq!((w.tasks[3].class.as_deref(), w.tasks[3].nice), (None, 0));
+        let kinds = |pid| imp.report.notes_for(pid).map(|n| n.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(10), vec![NoteKind::Deadline]);
+        assert_eq!(kinds(11), vec![NoteKind::PolicyGuessed]);
+        assert!(kinds(12).is_empty());
+        assert_eq!(kinds(13), vec![NoteKind::UnknownPolicy]);
+        assert_eq!(w.tasks.iter().map(|t| t.arrival).collect::<Vec<_>>(), vec![0, 1000, 2000, 3000]);
+    }
+
+    #[test]
+    fn tasks_without_cpu_time_are_skipped_with_a_note() {
+        let mut tl = timeline(&[120]);
+        let mut idle = TaskTimeline::new(99, "sleeper", 0);
+        idle.end_state = EndState::Blocked { since: 0, state: "S".into() };
+        tl.tasks.insert(99, idle);
+        let imp = import(&tl, &ImportOptions::new(Select::Comm("sleeper".into())));
+        assert!(imp.workload.tasks.is_empty());
+        assert!(imp.report.notes_for(99).any(|n| n.kind == NoteKind::Skipped));
+    }
+}

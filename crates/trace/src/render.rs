@@ -8,6 +8,8 @@
 //! so the parser rebuilds the same states: exits, then switch-outs to idle, then wake-ups,
 //! then switch-ins (a switch-out and a switch-in on one CPU at one instant are one
 //! `A ==> B` line when no other event of A or B at that instant must come between them).
+//! A task already running at the timeline's start gets no switch-in line; a parser then
+//! counts it from the text's first event, as it would for a real trace.
 
 use crate::event::Pid;
 use crate::from_sim::{timeline_from_sim, FromSimOptions};
