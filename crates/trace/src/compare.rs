@@ -6,7 +6,8 @@
 //! Definitions (all over `[start, end)`):
 //! - `share_of_machine` = CPU time / (window × cpus); `share_of_cpu` = CPU time / window
 //!   (1.0 = one whole CPU).
-//! - `switches_per_sec` = switch-ins that start inside the window / window in seconds.
+//! - `switches_per_sec` = switch-ins inside the window / window in seconds (a run already
+//!   going when the trace started is not a switch-in).
 //! - wake-up latency = switch-in − sched_wakeup for wake-ups from sleep whose switch-in is
 //!   inside the window (new tasks' first starts are left out: the simulator has no such
 //!   wake-up). Percentiles are nearest-rank: the ⌈p·n⌉-th smallest sample.
@@ -104,7 +105,9 @@ fn stats(t: Option<&TaskTimeline>, start: u64, end: u64, cpus: usize) -> TaskSta
     let Some(t) = t else { return TaskStats::default() };
     let window = (end - start) as f64;
     let cpu_ns = t.cpu_time_in(start, end);
-    let switch_ins = t.runs.iter().filter(|r| (start..end).contains(&r.start)).count() as u64;
+    // A run already going when the trace started had no switch-in.
+    let skip = usize::from(t.running_at_start);
+    let switch_ins = t.runs.iter().skip(skip).filter(|r| (start..end).contains(&r.start)).count() as u64;
     let mut lat: Vec<u64> =
         t.wakes.iter().filter(|w| !w.new_task && (start..end).contains(&w.ran)).map(|w| w.latency()).collect();
     lat.sort_unstable();

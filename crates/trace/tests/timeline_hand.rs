@@ -140,6 +140,8 @@ fn comparison_against_a_second_hand_made_timeline() {
     let cut = compare(&a, &b, &CompareOptions { start: us(100), end: us(150), cpus: None, pids: None });
     assert_eq!(cut.tasks[0].a.cpu_ns, 20_000);
     assert_eq!(cut.tasks[0].a.switch_ins, 0);
+    // C ran from the trace's start on CPU 1 (no switch-in) and was switched in once, at 120.
+    assert_eq!((c.tasks[2].pid, c.tasks[2].a.switch_ins, c.tasks[2].b.switch_ins), (103, 1, 2));
     // CPU 0: A 100–120 and C 120–150 agree = 50 µs; CPU 1: B 100–130 = 30 µs.
     assert_eq!((cut.per_cpu[0].same_task_ns, cut.per_cpu[1].same_task_ns), (50_000, 30_000));
 }
