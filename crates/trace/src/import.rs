@@ -83,6 +83,8 @@ pub enum NoteKind {
     UnknownPolicy,
     /// SCHED_DEADLINE parameters missing or not representable in a TaskSpec.
     Deadline,
+    /// A custom slice the workload cannot carry yet (kept in the report).
+    Slice,
     /// CPU affinity not recorded, or naming CPUs the workload does not have.
     Affinity,
     /// The workload starts after the task (t0 later than its start): arrival clamped to 0.
@@ -112,6 +114,8 @@ pub struct ImportedTask {
     /// SCHED_DEADLINE runtime from the metadata. `TaskSpec` has no field for it yet: it goes to
     /// `TaskSpec::runtime` once that exists.
     pub dl_runtime_ns: Option<u64>,
+    /// A custom slice from the metadata (EEVDF). `TaskSpec` has no field for it yet.
+    pub slice_ns: Option<u64>,
 }
 
 /// What the import did, task by task, and what it could not do.
@@ -275,6 +279,7 @@ struct Sched {
     deadline: Option<u64>,
     period: Option<u64>,
     dl_runtime: Option<u64>,
+    slice: Option<u64>,
 }
 
 fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut Vec<Note>) -> Sched {
@@ -289,7 +294,8 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
         );
     }
     let seen = t.class_at(start);
-    let mut s = Sched { class: None, nice: 0, priority: 0, deadline: None, period: None, dl_runtime: None };
+    let mut s =
+        Sched { class: None, nice: 0, priority: 0, deadline: None, period: None, dl_runtime: None, slice: None };
     let m = meta.and_then(|m| m.task(t.pid));
     match m {
         Some(m) => {
@@ -321,6 +327,15 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
                 (None, Some(PrioClass::RealTime { rt_priority })) => 99 - rt_priority as i32,
                 _ => 0,
             };
+            if let Some(slice) = m.slice_ns {
+                s.slice = Some(slice);
+                note(
+                    notes,
+                    t.pid,
+                    NoteKind::Slice,
+                    format!("custom slice {slice} ns is in the report only: TaskSpec has no slice field yet"),
+                );
+            }
             if m.policy == SchedPolicy::Deadline {
                 s.deadline = m.dl_deadline_ns;
                 s.period = m.dl_period_ns;
@@ -482,7 +497,14 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             class: p.sched.class.clone(),
             locks: Vec::new(),
         });
-        report_tasks.push(ImportedTask { pid: p.pid, name, start: p.start, cpu_ns, dl_runtime_ns: p.sched.dl_runtime });
+        report_tasks.push(ImportedTask {
+            pid: p.pid,
+            name,
+            start: p.start,
+            cpu_ns,
+            dl_runtime_ns: p.sched.dl_runtime,
+            slice_ns: p.sched.slice,
+        });
     }
     notes.sort_by_key(|n| (n.pid, n.kind));
     Imported { workload: Workload { cpus: Some(cpus), tasks }, report: ImportReport { t0, tasks: report_tasks, notes } }

@@ -1,11 +1,13 @@
 //! The metadata sidecar a recorder writes next to a trace: what the trace itself does not
 //! carry — each task's scheduling policy, nice, RT priority, SCHED_DEADLINE parameters and CPU
-//! affinity (as `sched_getattr(2)` / `sched_getaffinity(2)` report them). JSON, times in
+//! affinity, and a fair task's custom slice (as `sched_getattr(2)` / `sched_getaffinity(2)`
+//! report them). JSON, times in
 //! integer nanoseconds:
 //!
 //! ```json
 //! {"version":1,"clock":"mono","cpus":2,"tasks":[
 //!   {"pid":4242,"comm":"worker","policy":"fifo","rt_priority":50,"affinity":[1]},
+//!   {"pid":4244,"policy":"normal","nice":5,"slice_ns":3000000},
 //!   {"pid":4243,"policy":"deadline","dl_runtime_ns":2000000,"dl_deadline_ns":10000000,"dl_period_ns":10000000}]}
 //! ```
 
@@ -58,6 +60,9 @@ pub struct TaskMeta {
     pub dl_deadline_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dl_period_ns: Option<u64>,
+    /// A custom time slice (`sched_attr.sched_runtime` of a fair-class task, EEVDF, Linux ≥ 6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_ns: Option<u64>,
     /// Allowed CPUs; absent = not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Vec<usize>>,
@@ -75,6 +80,7 @@ impl TaskMeta {
             dl_runtime_ns: None,
             dl_deadline_ns: None,
             dl_period_ns: None,
+            slice_ns: None,
             affinity: None,
         }
     }
@@ -128,12 +134,14 @@ mod tests {
     fn the_documented_example_reads_and_round_trips() {
         let text = r#"{"version":1,"clock":"mono","cpus":2,"tasks":[
           {"pid":4242,"comm":"worker","policy":"fifo","rt_priority":50,"affinity":[1]},
+          {"pid":4244,"policy":"normal","nice":5,"slice_ns":3000000},
           {"pid":4243,"policy":"deadline","dl_runtime_ns":2000000,"dl_deadline_ns":10000000,"dl_period_ns":10000000}]}"#;
         let m = TraceMeta::from_json_str(text).unwrap();
         assert_eq!(m.cpus, Some(2));
         let w = m.task(4242).unwrap();
         assert_eq!((w.policy, w.rt_priority, w.affinity.as_deref()), (SchedPolicy::Fifo, Some(50), Some(&[1][..])));
         assert_eq!(m.task(4243).unwrap().dl_runtime_ns, Some(2_000_000));
+        assert_eq!((m.task(4244).unwrap().nice, m.task(4244).unwrap().slice_ns), (Some(5), Some(3_000_000)));
         assert!(m.task(1).is_none());
         assert_eq!(TraceMeta::from_json_str(&m.to_json_string()).unwrap(), m);
         assert!(TraceMeta::from_json_str(r#"{"version":2}"#).is_err());

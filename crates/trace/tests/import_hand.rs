@@ -54,8 +54,10 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     (a.rt_priority, a.affinity) = (Some(50), Some(vec![1, 5]));
     let mut b = TaskMeta::new(102, SchedPolicy::Deadline);
     (b.dl_runtime_ns, b.dl_deadline_ns, b.dl_period_ns) = (Some(20_000), Some(100_000), Some(200_000));
+    let mut c = TaskMeta::new(103, SchedPolicy::Normal);
+    (c.nice, c.slice_ns) = (Some(3), Some(3_000_000));
     let mut meta = TraceMeta { cpus: Some(2), ..TraceMeta::default() };
-    meta.tasks = vec![a, b];
+    meta.tasks = vec![a, b, c];
     // The sidecar goes through its JSON form, as a recorder would write it.
     let meta = TraceMeta::from_json_str(&meta.to_json_string()).unwrap();
     let imp = import(&tl(), &ImportOptions { meta: Some(meta), ..ImportOptions::new(Select::All) });
@@ -64,7 +66,8 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     assert_eq!((ta.class.as_deref(), ta.priority, ta.affinity.as_deref()), (Some("fifo"), 49, Some(&[1][..])));
     assert_eq!((tb.class.as_deref(), tb.deadline, tb.period), (Some("deadline"), Some(100_000), Some(200_000)));
     assert_eq!(imp.report.tasks[2].dl_runtime_ns, Some(20_000));
-    assert_eq!((tc.class.as_deref(), tc.nice), (None, 0));
+    assert_eq!((tc.class.as_deref(), tc.nice), (None, 3));
+    assert_eq!((imp.report.tasks[1].slice_ns, imp.report.tasks[0].slice_ns), (Some(3_000_000), None));
     // The trace shows prio 120 for A and B: the sidecar wins, and the report says so.
     assert_eq!(kinds(&imp.report, 101), vec![NoteKind::PolicyMismatch, NoteKind::Affinity]);
     assert_eq!(
@@ -79,7 +82,7 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     );
     assert_eq!(
         kinds(&imp.report, 103),
-        vec![NoteKind::PresentAtStart, NoteKind::BlockedAtEnd, NoteKind::PolicyGuessed, NoteKind::Affinity]
+        vec![NoteKind::PresentAtStart, NoteKind::BlockedAtEnd, NoteKind::Slice, NoteKind::Affinity]
     );
     assert!(imp.report.notes.iter().all(|n| n.pid.is_some()), "no global note with metadata");
 }
