@@ -1,0 +1,240 @@
+//! Compare two timelines (typically live `a` against simulated `b`) over a window: per task
+//! CPU time and shares, switch rates, wake-up latency percentiles; and the fraction of the
+//! window in which both run the same task on the same CPU. Plain serde structs, for the lead's
+//! report tables.
+//!
+//! Definitions (all over `[start, end)`):
+//! - `share_of_machine` = CPU time / (window × cpus); `share_of_cpu` = CPU time / window
+//!   (1.0 = one whole CPU).
+//! - `switches_per_sec` = switch-ins inside the window / window in seconds (a run already
+//!   going when the trace started is not a switch-in).
+//! - wake-up latency = switch-in − sched_wakeup for wake-ups from sleep whose switch-in is
+//!   inside the window (new tasks' first starts are left out: the simulator has no such
+//!   wake-up). Percentiles are nearest-rank: the ⌈p·n⌉-th smallest sample.
+//! - `same_task`: time where both timelines run the same pid on that CPU, over the window;
+//!   `both_idle`: time where neither runs a task there. With a pid filter, tasks outside it
+//!   count as idle.
+
+use crate::event::Pid;
+use crate::timeline::{Run, TaskTimeline, Timeline};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What to compare.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CompareOptions {
+    pub start: u64,
+    pub end: u64,
+    /// CPUs of the machine for `share_of_machine` (default: the larger of the two timelines').
+    pub cpus: Option<usize>,
+    /// Only these tasks (default: every task of either timeline).
+    pub pids: Option<BTreeSet<Pid>>,
+}
+
+impl CompareOptions {
+    /// The whole span both timelines cover: from the earlier start to the later end.
+    pub fn spanning(a: &Timeline, b: &Timeline) -> Self {
+        CompareOptions { start: a.start.min(b.start), end: a.end.max(b.end), cpus: None, pids: None }
+    }
+}
+
+/// One task in one timeline.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TaskStats {
+    /// The task appears in this timeline.
+    pub present: bool,
+    pub cpu_ns: u64,
+    /// CPU time / (window × cpus).
+    pub share_of_machine: f64,
+    /// CPU time / window.
+    pub share_of_cpu: f64,
+    pub switch_ins: u64,
+    pub switches_per_sec: f64,
+    pub wake_samples: usize,
+    pub wake_p50_ns: Option<u64>,
+    pub wake_p99_ns: Option<u64>,
+}
+
+/// One task in both timelines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskComparison {
+    pub pid: Pid,
+    pub name: String,
+    pub a: TaskStats,
+    pub b: TaskStats,
+}
+
+/// Agreement on one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuAgreement {
+    pub cpu: usize,
+    pub same_task_ns: u64,
+    pub both_idle_ns: u64,
+    /// same_task_ns / window.
+    pub same_task: f64,
+    /// both_idle_ns / window.
+    pub both_idle: f64,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub start: u64,
+    pub end: u64,
+    pub window_ns: u64,
+    pub cpus: usize,
+    /// By pid.
+    pub tasks: Vec<TaskComparison>,
+    pub per_cpu: Vec<CpuAgreement>,
+    /// Σ same_task_ns / (window × cpus).
+    pub same_task: f64,
+    /// Σ both_idle_ns / (window × cpus).
+    pub both_idle: f64,
+}
+
+/// Nearest-rank percentile of sorted samples (`p` in 0..=100).
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn stats(t: Option<&TaskTimeline>, start: u64, end: u64, cpus: usize) -> TaskStats {
+    let Some(t) = t else { return TaskStats::default() };
+    let window = (end - start) as f64;
+    let cpu_ns = t.cpu_time_in(start, end);
+    // A run already going when the trace started had no switch-in.
+    let skip = usize::from(t.running_at_start);
+    let switch_ins = t.runs.iter().skip(skip).filter(|r| (start..end).contains(&r.start)).count() as u64;
+    let mut lat: Vec<u64> =
+        t.wakes.iter().filter(|w| !w.new_task && (start..end).contains(&w.ran)).map(|w| w.latency()).collect();
+    lat.sort_unstable();
+    TaskStats {
+        present: true,
+        cpu_ns,
+        share_of_machine: cpu_ns as f64 / (window * cpus as f64),
+        share_of_cpu: cpu_ns as f64 / window,
+        switch_ins,
+        switches_per_sec: switch_ins as f64 / (window / 1e9),
+        wake_samples: lat.len(),
+        wake_p50_ns: percentile(&lat, 50.0),
+        wake_p99_ns: percentile(&lat, 99.0),
+    }
+}
+
+/// Runs on `cpu` inside the window, by pid (only `keep`ed pids).
+fn runs_on(tl: &Timeline, cpu: usize, start: u64, end: u64, keep: &dyn Fn(Pid) -> bool) -> BTreeMap<Pid, Vec<Run>> {
+    let mut m: BTreeMap<Pid, Vec<Run>> = BTreeMap::new();
+    for t in tl.tasks.values().filter(|t| keep(t.pid)) {
+        for r in t.runs.iter().filter(|r| r.cpu == cpu && r.end > start && r.start < end) {
+            m.entry(t.pid).or_default().push(Run { cpu, start: r.start.max(start), end: r.end.min(end) });
+        }
+    }
+    m
+}
+
+/// Sort and merge overlapping intervals.
+fn union(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Total length of the intersection of two merged interval lists.
+fn overlap(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
+    let (mut i, mut j, mut sum) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (s, e) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
+        sum += e.saturating_sub(s);
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    sum
+}
+
+fn spans(runs: &[Run]) -> Vec<(u64, u64)> {
+    union(runs.iter().map(|r| (r.start, r.end)).collect())
+}
+
+/// Compare `a` and `b` over `opts`' window.
+pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison {
+    let (start, end) = (opts.start, opts.end.max(opts.start + 1));
+    let window = end - start;
+    let cpus = opts.cpus.unwrap_or(a.cpus.max(b.cpus)).max(1);
+    let keep = |p: Pid| opts.pids.as_ref().is_none_or(|s| s.contains(&p));
+    let pids: BTreeSet<Pid> = a.tasks.keys().chain(b.tasks.keys()).copied().filter(|&p| keep(p)).collect();
+    let tasks = pids
+        .iter()
+        .map(|&pid| {
+            let (ta, tb) = (a.tasks.get(&pid), b.tasks.get(&pid));
+            TaskComparison {
+                pid,
+                name: ta.or(tb).map(|t| t.comm.clone()).unwrap_or_default(),
+                a: stats(ta, start, end, cpus),
+                b: stats(tb, start, end, cpus),
+            }
+        })
+        .collect();
+    let per_cpu: Vec<CpuAgreement> = (0..cpus)
+        .map(|cpu| {
+            let ra = runs_on(a, cpu, start, end, &keep);
+            let rb = runs_on(b, cpu, start, end, &keep);
+            let same_task_ns: u64 =
+                ra.iter().filter_map(|(p, r)| rb.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum();
+            let busy = union(ra.values().chain(rb.values()).flatten().map(|r| (r.start, r.end)).collect());
+            let busy_ns: u64 = busy.iter().map(|(s, e)| e - s).sum();
+            let both_idle_ns = window - busy_ns.min(window);
+            CpuAgreement {
+                cpu,
+                same_task_ns,
+                both_idle_ns,
+                same_task: same_task_ns as f64 / window as f64,
+                both_idle: both_idle_ns as f64 / window as f64,
+            }
+        })
+        .collect();
+    let total = (window * cpus as u64) as f64;
+    Comparison {
+        start,
+        end,
+        window_ns: window,
+        cpus,
+        tasks,
+        same_task: per_cpu.iter().map(|c| c.same_task_ns).sum::<u64>() as f64 / total,
+        both_idle: per_cpu.iter().map(|c| c.both_idle_ns).sum::<u64>() as f64 / total,
+        per_cpu,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), Some(50));
+        assert_eq!(percentile(&v, 99.0), Some(99));
+        assert_eq!(percentile(&[7], 99.0), Some(7));
+        assert_eq!(percentile(&[1, 2, 3], 50.0), Some(2));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn interval_overlap() {
+        assert_eq!(union(vec![(5, 7), (0, 2), (1, 3)]), vec![(0, 3), (5, 7)]);
+        assert_eq!(overlap(&[(0, 3), (5, 7)], &[(2, 6)]), 2);
+        assert_eq!(overlap(&[(0, 10)], &[(1, 2), (3, 4), (9, 12)]), 3);
+    }
+}

@@ -1,0 +1,34 @@
+//! schedlab-trace: scheduler traces in, timelines and workloads out.
+//!
+//! - [`parse`]: tracefs `trace`/`trace_pipe`, `perf script` and `trace-cmd report` text into
+//!   [`event::Event`]s, with [`parse::ParseStats`] accounting for every line.
+//! - [`timeline`]: events into per-task run / blocked / waiting intervals, wake-up latencies,
+//!   switch counts and migrations ([`timeline::Timeline`]); [`from_sim`] builds the same from
+//!   a simulator run, so live and simulated runs meet in one type.
+//! - [`import`]: a trace (plus an optional [`meta::TraceMeta`] sidecar) into a
+//!   `schedlab_sim::workload::Workload`, with a report of what could not be reconstructed.
+//! - [`compare`]: two timelines over a window: CPU shares, switch rates, wake-up latency
+//!   percentiles and how often both run the same task on the same CPU.
+//! - [`render`]: a timeline (or a simulator run) as tracefs text.
+//!
+//! This crate never calls the operating system.
+
+#![forbid(unsafe_code)]
+
+pub mod compare;
+pub mod event;
+pub mod from_sim;
+pub mod import;
+pub mod meta;
+pub mod parse;
+pub mod render;
+pub mod timeline;
+
+pub use compare::{compare, CompareOptions, Comparison};
+pub use event::{Event, EventKind, Pid};
+pub use from_sim::{timeline_from_sim, FromSimOptions};
+pub use import::{import, ImportOptions, ImportReport, Imported, Select};
+pub use meta::{SchedPolicy, TaskMeta, TraceMeta};
+pub use parse::{parse, Format, ParseStats, Parsed};
+pub use render::{render, render_sim, RenderOptions};
+pub use timeline::{TaskTimeline, Timeline};

@@ -1,0 +1,580 @@
+//! Per-task timelines: when each task ran (and where), was blocked, or waited runnable; its
+//! wake-up latencies, switches and migrations. Built from trace events here
+//! ([`Timeline::from_events`]) or from a simulator run ([`crate::from_sim`]), so the comparer
+//! and the importer see one type.
+//!
+//! Rules, per task (pid 0, the idle task, is not a task here: a CPU without a task is idle):
+//! - switch-in opens a run; switch-out closes it. `prev_state` R/R+ = pre-empted (involuntary,
+//!   runnable from then); X/Z = exiting; anything else (S, D, I, D|K, …) = blocked until the
+//!   next wake-up.
+//! - a wake-up of a blocked (or not yet seen) task makes it runnable; the next switch-in ends
+//!   the wait and gives a wake-up latency sample. Wake-ups of tasks still on a CPU happen (the
+//!   task was woken before it got to sleep) and change nothing.
+//! - a task first seen being switched out was running when the trace started: its run is
+//!   counted from the trace's first event. Intervals still open when the trace ends are
+//!   clipped to its last event.
+//! - what contradicts this (a switch-out of a task that was not running, a switch-in of a
+//!   blocked task whose wake-up is missing, …), usually lost events or a filtered trace, is kept
+//!   as an [`Anomaly`] and repaired as described there — never ignored silently.
+
+use crate::event::{Event, EventKind, Pid, PrioClass};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One stretch of a task on a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub cpu: usize,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A blocked stretch: from a switch-out in a sleeping state to the wake-up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedSpan {
+    pub start: u64,
+    pub end: u64,
+    /// The `prev_state` it blocked in (`S`, `D`, …).
+    pub state: String,
+}
+
+/// A runnable-but-waiting stretch (woken or pre-empted, until switched in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A wake-up followed by a switch-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeSample {
+    /// sched_wakeup (or sched_wakeup_new) time.
+    pub woken: u64,
+    /// The sched_waking before it, when recorded.
+    pub waking: Option<u64>,
+    /// Switch-in time.
+    pub ran: u64,
+    pub cpu: usize,
+    /// A new task's first start (sched_wakeup_new) rather than a wake-up from sleep.
+    pub new_task: bool,
+}
+
+impl WakeSample {
+    pub fn latency(&self) -> u64 {
+        self.ran - self.woken
+    }
+}
+
+/// A `sched_migrate_task` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrateEvent {
+    pub ts: u64,
+    pub from: usize,
+    pub to: usize,
+}
+
+/// A `sched_process_exec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecEvent {
+    pub ts: u64,
+    pub filename: String,
+}
+
+/// Where a task was when the trace (or simulation) ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum EndState {
+    /// On this CPU since `since` (its last run is clipped at the end).
+    Running {
+        cpu: usize,
+        since: u64,
+    },
+    /// Waiting for a CPU since `since`.
+    Runnable {
+        since: u64,
+    },
+    /// Blocked in `state` since `since`, not woken before the end (no span recorded for it).
+    Blocked {
+        since: u64,
+        state: String,
+    },
+    Exited {
+        at: u64,
+    },
+    /// Seen only in wake-ups / fork / exec: not known.
+    Unknown,
+}
+
+/// Everything known about one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTimeline {
+    pub pid: Pid,
+    /// The last comm seen.
+    pub comm: String,
+    /// Every comm seen, in order (a task renames itself on exec).
+    pub comms: Vec<String>,
+    /// `prio` values seen, with the time each was first seen (consecutive repeats dropped).
+    pub prios: Vec<(u64, i32)>,
+    /// Time it was created (sched_wakeup_new, else fork; a simulated task's arrival).
+    pub arrival: Option<u64>,
+    pub parent: Option<Pid>,
+    /// Time of the first event that names it.
+    pub first_seen: u64,
+    /// It was already running when the trace started (its first run is clipped).
+    pub running_at_start: bool,
+    pub runs: Vec<Run>,
+    pub blocked: Vec<BlockedSpan>,
+    pub waiting: Vec<Span>,
+    pub wakes: Vec<WakeSample>,
+    /// Switch-ins.
+    pub switch_ins: u64,
+    /// Switch-outs in a sleeping or exiting state.
+    pub voluntary: u64,
+    /// Switch-outs while runnable (R, R+).
+    pub involuntary: u64,
+    /// Runs on a different CPU than the run before (what the simulator counts).
+    pub migrations: u64,
+    /// `sched_migrate_task` events (the kernel moving it between run queues).
+    pub migrate_events: Vec<MigrateEvent>,
+    pub execs: Vec<ExecEvent>,
+    /// sched_process_exit time (or the simulated finish).
+    pub exit: Option<u64>,
+    pub end_state: EndState,
+}
+
+impl TaskTimeline {
+    pub fn new(pid: Pid, comm: &str, first_seen: u64) -> Self {
+        TaskTimeline {
+            pid,
+            comm: comm.to_string(),
+            comms: vec![comm.to_string()],
+            prios: Vec::new(),
+            arrival: None,
+            parent: None,
+            first_seen,
+            running_at_start: false,
+            runs: Vec::new(),
+            blocked: Vec::new(),
+            waiting: Vec::new(),
+            wakes: Vec::new(),
+            switch_ins: 0,
+            voluntary: 0,
+            involuntary: 0,
+            migrations: 0,
+            migrate_events: Vec::new(),
+            execs: Vec::new(),
+            exit: None,
+            end_state: EndState::Unknown,
+        }
+    }
+
+    /// Total CPU time.
+    pub fn cpu_time(&self) -> u64 {
+        self.runs.iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// CPU time inside `[start, end)`.
+    pub fn cpu_time_in(&self, start: u64, end: u64) -> u64 {
+        self.runs.iter().map(|r| r.end.min(end).saturating_sub(r.start.max(start))).sum()
+    }
+
+    /// The `prio` in force at `ts` (the last seen at or before it, else the first seen).
+    pub fn prio_at(&self, ts: u64) -> Option<i32> {
+        self.prios.iter().take_while(|&&(at, _)| at <= ts).last().or(self.prios.first()).map(|&(_, p)| p)
+    }
+
+    /// What the `prio` in force at `ts` says of the scheduling class.
+    pub fn class_at(&self, ts: u64) -> Option<PrioClass> {
+        self.prio_at(ts).map(PrioClass::from_prio)
+    }
+
+    fn see_comm(&mut self, comm: &str) {
+        if self.comm != comm && !comm.is_empty() {
+            self.comm = comm.to_string();
+            if !self.comms.iter().any(|c| c == comm) {
+                self.comms.push(comm.to_string());
+            }
+        }
+    }
+
+    fn see_prio(&mut self, ts: u64, prio: i32) {
+        if self.prios.last().is_none_or(|&(_, p)| p != prio) {
+            self.prios.push((ts, prio));
+        }
+    }
+}
+
+/// Something the events contradict; how it was repaired is in `what`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub ts: u64,
+    /// Source line of the event (0 for simulated timelines).
+    pub line: usize,
+    pub pid: Pid,
+    pub what: String,
+}
+
+/// Timelines of every task in a trace window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Timeline {
+    /// First and last event time (the window intervals are clipped to).
+    pub start: u64,
+    pub end: u64,
+    pub cpus: usize,
+    pub tasks: BTreeMap<Pid, TaskTimeline>,
+    pub anomalies: Vec<Anomaly>,
+    /// Wake-ups of tasks that were on a CPU or already runnable (no state change).
+    pub redundant_wakeups: u64,
+}
+
+/// A task's state while the events are replayed.
+#[derive(Debug, Clone, PartialEq)]
+enum Cur {
+    Unknown,
+    Running {
+        cpu: usize,
+        since: u64,
+    },
+    /// `woken`: the wake-up time (and waking, new) when a wake-up made it runnable.
+    Runnable {
+        since: u64,
+        woken: Option<(u64, Option<u64>, bool)>,
+    },
+    Blocked {
+        since: u64,
+        state: String,
+    },
+    Dead {
+        at: u64,
+    },
+}
+
+struct Builder {
+    tl: Timeline,
+    cur: BTreeMap<Pid, Cur>,
+    /// Last sched_waking time per pid (consumed by the wake-up).
+    waking: BTreeMap<Pid, u64>,
+    last_cpu: BTreeMap<Pid, usize>,
+    /// Time of the last switch per CPU.
+    cpu_switch: Vec<Option<u64>>,
+}
+
+impl Builder {
+    fn task(&mut self, pid: Pid, comm: &str, ts: u64) -> &mut TaskTimeline {
+        let t = self.tl.tasks.entry(pid).or_insert_with(|| TaskTimeline::new(pid, comm, ts));
+        t.see_comm(comm);
+        t
+    }
+
+    fn anomaly(&mut self, e: &Event, pid: Pid, what: impl Into<String>) {
+        self.tl.anomalies.push(Anomaly { ts: e.ts, line: e.line, pid, what: what.into() });
+    }
+
+    fn cur(&self, pid: Pid) -> Cur {
+        self.cur.get(&pid).cloned().unwrap_or(Cur::Unknown)
+    }
+
+    fn switch_out(&mut self, e: &Event, pid: Pid, comm: &str, prio: i32, state: &str) {
+        let (ts, cpu) = (e.ts, e.cpu);
+        let start = self.tl.start;
+        let cpu_last = self.cpu_switch.get(cpu).copied().flatten();
+        self.task(pid, comm, ts).see_prio(ts, prio);
+        // A task first seen running: the CPU it ran on counts for its next migration.
+        self.last_cpu.entry(pid).or_insert(cpu);
+        let run_start = match self.cur(pid) {
+            Cur::Running { cpu: c, since } if c == cpu => since,
+            Cur::Running { cpu: c, since } => {
+                self.anomaly(e, pid, format!("switched out on CPU {cpu} while running on CPU {c}: that run ends here"));
+                self.close_run(pid, c, since, ts);
+                cpu_last.unwrap_or(start).max(since)
+            }
+            Cur::Unknown if cpu_last.is_none() => {
+                self.task(pid, comm, ts).running_at_start = true;
+                start
+            }
+            other => {
+                // A missed switch-in: it ran at most since the CPU's last switch or its own last change.
+                let since = match other {
+                    Cur::Runnable { since, .. } | Cur::Blocked { since, .. } => since,
+                    Cur::Dead { at } => at,
+                    _ => start,
+                };
+                let guess = cpu_last.unwrap_or(start).max(since);
+                self.anomaly(
+                    e,
+                    pid,
+                    format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}"),
+                );
+                guess
+            }
+        };
+        self.close_run(pid, cpu, run_start, ts);
+        let t = self.tl.tasks.get_mut(&pid).expect("task");
+        let next = if state.starts_with('R') {
+            t.involuntary += 1;
+            Cur::Runnable { since: ts, woken: None }
+        } else if state.contains(['X', 'Z']) {
+            t.voluntary += 1;
+            t.exit.get_or_insert(ts);
+            Cur::Dead { at: ts }
+        } else {
+            t.voluntary += 1;
+            Cur::Blocked { since: ts, state: state.to_string() }
+        };
+        self.cur.insert(pid, next);
+    }
+
+    fn close_run(&mut self, pid: Pid, cpu: usize, start: u64, end: u64) {
+        let t = self.tl.tasks.get_mut(&pid).expect("task");
+        t.runs.push(Run { cpu, start, end });
+    }
+
+    fn switch_in(&mut self, e: &Event, pid: Pid, comm: &str, prio: i32) {
+        let (ts, cpu) = (e.ts, e.cpu);
+        self.task(pid, comm, ts).see_prio(ts, prio);
+        match self.cur(pid) {
+            Cur::Runnable { since, woken } => {
+                let t = self.tl.tasks.get_mut(&pid).expect("task");
+                t.waiting.push(Span { start: since, end: ts });
+                if let Some((woken, waking, new_task)) = woken {
+                    t.wakes.push(WakeSample { woken, waking, ran: ts, cpu, new_task });
+                }
+            }
+            Cur::Blocked { since, state } => {
+                self.anomaly(e, pid, "switched in while blocked (its wake-up is missing): blocked until now");
+                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(BlockedSpan { start: since, end: ts, state });
+            }
+            Cur::Running { cpu: c, since } => {
+                self.anomaly(e, pid, format!("switched in on CPU {cpu} while running on CPU {c}: that run ends here"));
+                self.close_run(pid, c, since, ts);
+            }
+            Cur::Dead { .. } => self.anomaly(e, pid, "switched in after it exited (pid reused?)"),
+            Cur::Unknown => {}
+        }
+        let t = self.tl.tasks.get_mut(&pid).expect("task");
+        t.switch_ins += 1;
+        if self.last_cpu.insert(pid, cpu).is_some_and(|c| c != cpu) {
+            t.migrations += 1;
+        }
+        self.cur.insert(pid, Cur::Running { cpu, since: ts });
+    }
+
+    fn wakeup(&mut self, e: &Event, pid: Pid, comm: &str, prio: i32, new_task: bool) {
+        let ts = e.ts;
+        let t = self.task(pid, comm, ts);
+        t.see_prio(ts, prio);
+        if new_task {
+            t.arrival = Some(ts);
+        }
+        let waking = self.waking.remove(&pid);
+        match self.cur(pid) {
+            Cur::Blocked { since, state } => {
+                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(BlockedSpan { start: since, end: ts, state });
+            }
+            Cur::Unknown => {}
+            Cur::Dead { .. } => {
+                self.anomaly(e, pid, "woken after it exited (pid reused?)");
+            }
+            Cur::Running { .. } | Cur::Runnable { .. } => {
+                self.tl.redundant_wakeups += 1;
+                return;
+            }
+        }
+        self.cur.insert(pid, Cur::Runnable { since: ts, woken: Some((ts, waking, new_task)) });
+    }
+
+    fn event(&mut self, e: &Event) {
+        let ts = e.ts;
+        match &e.kind {
+            EventKind::Switch(s) => {
+                if s.prev_pid != 0 {
+                    self.switch_out(e, s.prev_pid, &s.prev_comm, s.prev_prio, &s.prev_state);
+                }
+                if s.next_pid != 0 {
+                    self.switch_in(e, s.next_pid, &s.next_comm, s.next_prio);
+                }
+                if let Some(c) = self.cpu_switch.get_mut(e.cpu) {
+                    *c = Some(ts);
+                }
+            }
+            EventKind::Wakeup(w) => self.wakeup(e, w.pid, &w.comm, w.prio, false),
+            EventKind::WakeupNew(w) => self.wakeup(e, w.pid, &w.comm, w.prio, true),
+            EventKind::Waking(w) => {
+                self.task(w.pid, &w.comm, ts).see_prio(ts, w.prio);
+                self.waking.insert(w.pid, ts);
+            }
+            EventKind::Fork { parent_comm, parent_pid, child_comm, child_pid } => {
+                self.task(*parent_pid, parent_comm, ts);
+                let c = self.task(*child_pid, child_comm, ts);
+                c.parent = Some(*parent_pid);
+                c.arrival.get_or_insert(ts);
+            }
+            EventKind::Exec { filename, pid, .. } => {
+                // The kernel sets comm to the file's base name, at most 15 bytes.
+                let base = filename.rsplit('/').next().unwrap_or(filename);
+                let comm: String = base
+                    .chars()
+                    .scan(0, |n, c| {
+                        *n += c.len_utf8();
+                        (*n <= 15).then_some(c)
+                    })
+                    .collect();
+                let t = self.task(*pid, &comm, ts);
+                t.execs.push(ExecEvent { ts, filename: filename.clone() });
+            }
+            EventKind::Exit { comm, pid, prio } => {
+                let t = self.task(*pid, comm, ts);
+                t.see_prio(ts, *prio);
+                t.exit = Some(ts);
+            }
+            EventKind::Migrate { comm, pid, prio, orig_cpu, dest_cpu } => {
+                let t = self.task(*pid, comm, ts);
+                t.see_prio(ts, *prio);
+                t.migrate_events.push(MigrateEvent { ts, from: *orig_cpu, to: *dest_cpu });
+            }
+        }
+    }
+
+    fn finish(mut self) -> Timeline {
+        let end = self.tl.end;
+        for (pid, cur) in std::mem::take(&mut self.cur) {
+            let t = self.tl.tasks.get_mut(&pid).expect("task");
+            t.end_state = match cur {
+                Cur::Running { cpu, since } => {
+                    t.runs.push(Run { cpu, start: since, end });
+                    EndState::Running { cpu, since }
+                }
+                Cur::Runnable { since, .. } => {
+                    t.waiting.push(Span { start: since, end });
+                    EndState::Runnable { since }
+                }
+                Cur::Blocked { since, state } => EndState::Blocked { since, state },
+                Cur::Dead { at } => EndState::Exited { at },
+                Cur::Unknown => EndState::Unknown,
+            };
+        }
+        for t in self.tl.tasks.values_mut() {
+            if t.end_state == EndState::Unknown {
+                if let Some(at) = t.exit {
+                    t.end_state = EndState::Exited { at };
+                }
+            }
+        }
+        self.tl
+    }
+}
+
+impl Timeline {
+    /// Build timelines from events. They are replayed in time order (ties keep their order in
+    /// `events`: each text format lists simultaneous events in the order they happened on a
+    /// CPU). `cpus`: the CPU count if known (else the highest CPU seen + 1).
+    pub fn from_events(events: &[Event], cpus: Option<usize>) -> Timeline {
+        let mut order: Vec<&Event> = events.iter().collect();
+        order.sort_by_key(|e| e.ts);
+        let seen_cpus = events.iter().map(|e| e.cpu + 1).max().unwrap_or(0);
+        let cpus = cpus.unwrap_or(0).max(seen_cpus);
+        let mut b = Builder {
+            tl: Timeline {
+                start: order.first().map_or(0, |e| e.ts),
+                end: order.last().map_or(0, |e| e.ts),
+                cpus,
+                ..Timeline::default()
+            },
+            cur: BTreeMap::new(),
+            waking: BTreeMap::new(),
+            last_cpu: BTreeMap::new(),
+            cpu_switch: vec![None; cpus],
+        };
+        for e in order {
+            b.event(e);
+        }
+        b.finish()
+    }
+
+    /// Parse `text` and build its timeline (the parse stats are returned too).
+    pub fn from_text(text: &str, format: Option<crate::Format>) -> (Timeline, crate::ParseStats) {
+        let p = crate::parse(text, format);
+        (Timeline::from_events(&p.events, p.stats.cpus), p.stats)
+    }
+
+    /// `pid` and every task it forked, directly or not (by the fork events seen).
+    pub fn descendants(&self, root: Pid) -> Vec<Pid> {
+        let mut out = vec![root];
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            out.extend(
+                self.tasks
+                    .values()
+                    .filter(|t| t.parent == Some(p) && !out.contains(&t.pid))
+                    .map(|t| t.pid)
+                    .collect::<Vec<_>>(),
+            );
+            i += 1;
+        }
+        out.retain(|p| self.tasks.contains_key(p));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sw(ts: u64, cpu: usize, prev: Pid, state: &str, next: Pid) -> String {
+        format!(
+            "x-1 [{cpu:03}] d..2. 1.{ts:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
+             prev_state={state} ==> next_comm=p{next} next_pid={next} next_prio=120"
+        )
+    }
+
+    fn tl(lines: &[String]) -> Timeline {
+        Timeline::from_text(&lines.join("\n"), Some(crate::Format::Tracefs)).0
+    }
+
+    #[test]
+    fn contradictions_become_anomalies_and_are_repaired() {
+        let t = tl(&[
+            sw(0, 0, 0, "R", 5),
+            // 5 blocks; its wake-up is missing; it is switched in again at 30.
+            sw(10, 0, 5, "S", 0),
+            sw(30, 0, 0, "R", 5),
+            // 6 is woken at 40 but its switch-in is missing: switched out at 50.
+            "x-1 [001] d..2. 1.000040: sched_wakeup: comm=p6 pid=6 prio=120 target_cpu=001".to_string(),
+            sw(45, 1, 0, "R", 7),
+            sw(50, 1, 6, "S", 0),
+            sw(60, 0, 5, "R", 0),
+        ]);
+        let five = &t.tasks[&5];
+        assert_eq!(five.blocked, vec![BlockedSpan { start: 1_000_010_000, end: 1_000_030_000, state: "S".into() }]);
+        assert_eq!(five.cpu_time(), 40_000);
+        let six = &t.tasks[&6];
+        // Counted from the later of its wake-up (40) and CPU 1's last switch (45).
+        assert_eq!(six.runs, vec![Run { cpu: 1, start: 1_000_045_000, end: 1_000_050_000 }]);
+        let what: Vec<(Pid, usize)> = t.anomalies.iter().map(|a| (a.pid, a.line)).collect();
+        assert_eq!(what, vec![(5, 3), (6, 6)]);
+        assert!(t.anomalies[0].what.contains("wake-up is missing"));
+        assert!(t.anomalies[1].what.contains("without a switch-in"));
+        // 7 was switched in at 45 and still runs at the end (60): clipped there.
+        assert_eq!(t.tasks[&7].end_state, EndState::Running { cpu: 1, since: 1_000_045_000 });
+        assert_eq!(t.tasks[&7].cpu_time(), 15_000);
+    }
+
+    #[test]
+    fn wakeups_of_running_tasks_change_nothing_and_exec_renames() {
+        let t = tl(&[
+            sw(0, 0, 0, "R", 5),
+            "x-1 [001] d..2. 1.000005: sched_wakeup: comm=p5 pid=5 prio=120 target_cpu=000".to_string(),
+            "x-1 [000] ..... 1.000006: sched_process_exec: filename=/usr/bin/a-very-long-program-name pid=5 old_pid=5"
+                .to_string(),
+            sw(20, 0, 5, "R+", 0),
+        ]);
+        assert_eq!(t.redundant_wakeups, 1);
+        let five = &t.tasks[&5];
+        assert_eq!((five.involuntary, five.voluntary, five.wakes.len()), (1, 0, 0));
+        assert_eq!(five.comms, vec!["p5".to_string(), "a-very-long-pro".to_string()]);
+        assert_eq!(five.comm, "p5", "the switch-out names it p5 again");
+        assert_eq!(five.class_at(0), Some(PrioClass::Fair { nice: 0 }));
+        assert!(t.anomalies.is_empty());
+    }
+}

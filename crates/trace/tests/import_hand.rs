@@ -1,0 +1,88 @@
+//! Import of the hand-made fixtures/hand-timeline.txt (see tests/timeline_hand.rs for the
+//! picture), with and without a metadata sidecar, against bursts worked out by hand (µs):
+//! A: runs 40, blocked 30, runs 25 + 40 → [40, 30, 65], arrival 0.
+//! B: first named by a sched_waking at 60 → arrival 60; [60, 20, 40], still running at the end.
+//! C: running from the trace's start: [70 + 50], then blocked at the end (that block is dropped).
+
+use schedlab_trace::import::{import, ImportOptions, NoteKind, Select};
+use schedlab_trace::meta::{SchedPolicy, TaskMeta, TraceMeta};
+use schedlab_trace::Timeline;
+
+fn tl() -> Timeline {
+    let path = format!("{}/tests/fixtures/hand-timeline.txt", env!("CARGO_MANIFEST_DIR"));
+    Timeline::from_text(&std::fs::read_to_string(path).unwrap(), None).0
+}
+
+const US: u64 = 1000;
+
+fn kinds(r: &schedlab_trace::ImportReport, pid: i32) -> Vec<NoteKind> {
+    r.notes_for(pid).map(|n| n.kind).collect()
+}
+
+#[test]
+fn bursts_arrivals_and_notes_by_hand() {
+    let imp = import(&tl(), &ImportOptions::new(Select::All));
+    let w = &imp.workload;
+    assert_eq!(imp.report.pids(), vec![101, 103, 102]);
+    assert_eq!(imp.report.t0, 1_000_000_000_000);
+    let names: Vec<&str> = w.tasks.iter().map(|t| &*t.name).collect();
+    assert_eq!(names, vec!["A", "C", "B"]);
+    assert_eq!((w.tasks[0].arrival, &w.tasks[0].bursts), (0, &vec![40 * US, 30 * US, 65 * US]));
+    assert_eq!((w.tasks[1].arrival, &w.tasks[1].bursts), (0, &vec![120 * US]));
+    assert_eq!((w.tasks[2].arrival, &w.tasks[2].bursts), (60 * US, &vec![60 * US, 20 * US, 40 * US]));
+    assert_eq!(w.cpus, Some(2));
+    assert!(w.tasks.iter().all(|t| t.class.is_none() && t.nice == 0 && t.affinity.is_none()));
+    assert!(kinds(&imp.report, 101).is_empty());
+    assert_eq!(kinds(&imp.report, 102), vec![NoteKind::PresentAtStart, NoteKind::RunningAtEnd]);
+    assert_eq!(kinds(&imp.report, 103), vec![NoteKind::PresentAtStart, NoteKind::BlockedAtEnd]);
+    // A later t0 and a pid selection.
+    let imp = import(
+        &tl(),
+        &ImportOptions {
+            t0: Some(1_000_000_000_000 + 50 * US),
+            ..ImportOptions::new(Select::Pids([101, 102].into_iter().collect()))
+        },
+    );
+    assert_eq!(imp.report.pids(), vec![101, 102]);
+    assert_eq!((imp.workload.tasks[0].arrival, imp.workload.tasks[1].arrival), (0, 10 * US));
+    assert!(kinds(&imp.report, 101).contains(&NoteKind::BeforeT0));
+}
+
+#[test]
+fn metadata_gives_policy_priority_deadline_and_affinity() {
+    let mut a = TaskMeta::new(101, SchedPolicy::Fifo);
+    (a.rt_priority, a.affinity) = (Some(50), Some(vec![1, 5]));
+    let mut b = TaskMeta::new(102, SchedPolicy::Deadline);
+    (b.dl_runtime_ns, b.dl_deadline_ns, b.dl_period_ns) = (Some(20_000), Some(100_000), Some(200_000));
+    let mut c = TaskMeta::new(103, SchedPolicy::Normal);
+    (c.nice, c.slice_ns) = (Some(3), Some(3_000_000));
+    let mut meta = TraceMeta { cpus: Some(2), ..TraceMeta::default() };
+    meta.tasks = vec![a, b, c];
+    // The sidecar goes through its JSON form, as a recorder would write it.
+    let meta = TraceMeta::from_json_str(&meta.to_json_string()).unwrap();
+    let imp = import(&tl(), &ImportOptions { meta: Some(meta), ..ImportOptions::new(Select::All) });
+    let w = &imp.workload;
+    let (ta, tc, tb) = (&w.tasks[0], &w.tasks[1], &w.tasks[2]);
+    assert_eq!((ta.class.as_deref(), ta.priority, ta.affinity.as_deref()), (Some("fifo"), 49, Some(&[1][..])));
+    assert_eq!((tb.class.as_deref(), tb.deadline, tb.period), (Some("deadline"), Some(100_000), Some(200_000)));
+    assert_eq!(imp.report.tasks[2].dl_runtime_ns, Some(20_000));
+    assert_eq!((tc.class.as_deref(), tc.nice), (None, 3));
+    assert_eq!((imp.report.tasks[1].slice_ns, imp.report.tasks[0].slice_ns), (Some(3_000_000), None));
+    // The trace shows prio 120 for A and B: the sidecar wins, and the report says so.
+    assert_eq!(kinds(&imp.report, 101), vec![NoteKind::PolicyMismatch, NoteKind::Affinity]);
+    assert_eq!(
+        kinds(&imp.report, 102),
+        vec![
+            NoteKind::PresentAtStart,
+            NoteKind::RunningAtEnd,
+            NoteKind::PolicyMismatch,
+            NoteKind::Deadline,
+            NoteKind::Affinity
+        ]
+    );
+    assert_eq!(
+        kinds(&imp.report, 103),
+        vec![NoteKind::PresentAtStart, NoteKind::BlockedAtEnd, NoteKind::Slice, NoteKind::Affinity]
+    );
+    assert!(imp.report.notes.iter().all(|n| n.pid.is_some()), "no global note with metadata");
+}
