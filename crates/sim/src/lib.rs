@@ -14,6 +14,8 @@
 //!
 //! This crate never calls the operating system.
 
+#![forbid(unsafe_code)]
+
 pub mod engine;
 pub mod generate;
 pub mod metrics;

@@ -74,4 +74,40 @@ impl Policy for Mlq {
         let q = self.queue_of.get(task.id);
         self.queues[q].prio_changed(task, now);
     }
+
+    fn blocked(&mut self, task: TaskId, now: Time) {
+        let q = self.queue_of.get(task);
+        self.queues[q].blocked(task, now);
+    }
+
+    fn set_tick(&mut self, tick: Option<Dur>) {
+        for q in &mut self.queues {
+            q.set_tick(tick);
+        }
+    }
+
+    fn tick_driven(&self) -> bool {
+        self.queues.iter().any(|q| q.tick_driven())
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.queues.iter().filter_map(|q| q.next_timer()).min()
+    }
+
+    fn timer(&mut self, now: Time) {
+        for q in &mut self.queues {
+            if q.next_timer().is_some_and(|t| t <= now) {
+                q.timer(now);
+            }
+        }
+    }
+
+    /// Only the running task's own queue decides (a queue's timer does not pre-empt other queues).
+    fn preempt_current(&self, running: TaskId, now: Time) -> bool {
+        self.queues[self.queue_of.get(running)].preempt_current(running, now)
+    }
+
+    fn throttled(&self, task: TaskId) -> bool {
+        self.queues[self.queue_of.get(task)].throttled(task)
+    }
 }
