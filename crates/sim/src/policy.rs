@@ -80,6 +80,9 @@ pub struct TaskView<'a> {
     pub deadline: Option<Time>,
     /// Period for periodic tasks (RM, EDF).
     pub period: Option<Dur>,
+    /// `sched_runtime` (see [`crate::workload::TaskSpec::runtime`]): a deadline task's runtime or
+    /// a fair task's custom slice.
+    pub runtime: Option<Dur>,
     /// Length of the CPU burst about to run, when known (SJF/SRTF use it; live hosts may estimate).
     pub burst: Option<Dur>,
     /// CPU time still needed by the current burst, when known (SRTF).

@@ -60,6 +60,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 nice,
                 deadline: deadline.map(|d| d * US),
                 period,
+                runtime: None,
                 jobs,
                 affinity: aff.map(|s| s.into_iter().collect()),
                 class: class.map(str::to_string),

@@ -717,6 +717,7 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         nice: spec.nice,
         deadline: (ts.deadline != NONE).then_some(ts.deadline),
         period: spec.period,
+        runtime: spec.runtime,
         burst: Some(ts.burst),
         remaining: Some(ts.remaining),
         class: spec.class.as_deref(),
