@@ -137,6 +137,8 @@ const DIGESTS: &[(&str, &str)] = &[
     ("windows", "0x1c8d52f963dcf3e2"),
     ("freebsd", "0xaa6abeb800f9e6f6"),
     ("linux", "0x86afabf81fc6da48"),
+    // New with the EEVDF policy (Linux 6.18's fair class).
+    ("eevdf", "0xded1e749212742f0"),
 ];
 
 #[test]

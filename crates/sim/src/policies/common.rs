@@ -80,6 +80,12 @@ impl Affinity {
         }
     }
 
+    /// Is any task restricted to some CPUs?
+    #[inline]
+    pub fn any_restricted(&self) -> bool {
+        self.restricted != 0
+    }
+
     /// May `t` run on `cpu`?
     #[inline]
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {

@@ -4,6 +4,7 @@
 pub mod cfs;
 pub mod common;
 pub mod edf;
+pub mod eevdf;
 pub mod fcfs;
 pub mod freebsd;
 pub mod linux;
@@ -23,6 +24,7 @@ pub mod wrr;
 
 pub use cfs::Cfs;
 pub use edf::Edf;
+pub use eevdf::Eevdf;
 pub use fcfs::Fcfs;
 pub use freebsd::FreeBsd;
 pub use lottery::Lottery;
@@ -70,6 +72,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("windows:quantum=30,boost=2,starvation=4000", "Windows boost-and-decay model"),
     ("freebsd:slice=100", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
     ("linux:rr_quantum=100", "deadline (EDF) > real-time fifo/rr > CFS, by task class"),
+    (
+        "eevdf:base_slice=1.4,run_to_parity=1,place_lag=1,place_deadline_initial=1,preempt_short=1,delay_dequeue=1,delay_zero=1",
+        "Linux 6.18 fair class (EEVDF): nice weights, lag, eligible earliest virtual deadline; runtime = custom slice; \
+         class batch/idle = SCHED_BATCH/SCHED_IDLE",
+    ),
 ];
 
 /// Build a policy from a spec: `name` or `name:key=value,...` (times in ms unless suffixed).
@@ -113,6 +120,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
             Box::new(Windows::new(q, boost, p.time("starvation", 4000.0)?))
         }
         "freebsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
+        "eevdf" => Box::new(Eevdf::new(eevdf::features(&mut p)?)),
         "linux" => {
             let rr = p.time("rr_quantum", 100.0)?;
             Box::new(linux::linux(rr, cfs(&mut p)?))
