@@ -78,6 +78,8 @@ pub struct TaskView<'a> {
     pub nice: i32,
     /// Absolute deadline of the current job, if the task has one (EDF).
     pub deadline: Option<Time>,
+    /// The relative deadline the job's was computed from (`TaskSpec::deadline`).
+    pub relative_deadline: Option<Dur>,
     /// Period for periodic tasks (RM, EDF).
     pub period: Option<Dur>,
     /// `sched_runtime` (see [`crate::workload::TaskSpec::runtime`]): a deadline task's runtime or
@@ -175,8 +177,9 @@ pub trait Policy: Send {
     }
 
     /// Asked after [`Policy::timer`] for each task running on a CPU this queue serves: should it
-    /// give up the CPU now (the timer's `resched_curr`)? The default never says so.
-    fn preempt_current(&self, running: TaskId, now: Time) -> bool {
+    /// give up the CPU now (the timer's `resched_curr`)? It may note that it said so (so as not
+    /// to displace more tasks than it has to run). The default never says so.
+    fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {
         let _ = (running, now);
         false
     }

@@ -175,7 +175,7 @@ impl Policy for Gate {
         self.fired.push(now);
         self.open = true;
     }
-    fn preempt_current(&self, running: TaskId, _: Time) -> bool {
+    fn preempt_current(&mut self, running: TaskId, _: Time) -> bool {
         running != 1 && self.q.contains(&1)
     }
     fn throttled(&self, t: TaskId) -> bool {

@@ -37,9 +37,12 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
             Some("rr"),
             Some("deadline"),
             Some("realtime"),
+            Some("batch"),
+            Some("idle"),
         ]),
+        prop::option::weighted(0.3, 50u64..20_000),
     )
-        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class)| {
+        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class, runtime)| {
             let mut b = vec![];
             for (i, (cpu, io)) in bursts.iter().enumerate() {
                 if i > 0 {
@@ -61,7 +64,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 nice,
                 deadline: deadline.map(|d| d * US),
                 period,
-                runtime: None,
+                runtime: runtime.map(|r| r * US),
                 jobs,
                 affinity: aff.map(|s| s.into_iter().collect()),
                 class: class.map(str::to_string),
@@ -160,6 +163,8 @@ fn specs() -> Vec<String> {
     v.push("eevdf:run_to_parity=0,delay_dequeue=0,place_lag=0,place_deadline_initial=0".into());
     v.push("eevdf:preempt_short=0,delay_zero=0,place_rel_deadline=0,wakeup_preemption=0,base_slice=0.3".into());
     v.push("mlq:queues=eevdf+rr".into());
+    // Short RT windows and RR slices, so that throttling happens within these short workloads.
+    v.push("linux:rt_runtime=20,rt_period=30,rr_quantum=2,run_to_parity=0".into());
     v
 }
 

@@ -241,6 +241,13 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         self.entry.get_ref(e.2).copied().flatten() == Some((e.0, e.1))
     }
 
+    /// Queue `t` again (it was queued before, so its affinity is known) behind its equals.
+    pub fn push_again(&mut self, t: TaskId, key: K) {
+        self.remove(t);
+        self.back += 1;
+        self.put(t, key, self.back);
+    }
+
     /// Move a queued task to `key`, behind its equals (its affinity is kept); false if absent.
     pub fn rekey(&mut self, t: TaskId, key: K) -> bool {
         if self.remove(t).is_none() {

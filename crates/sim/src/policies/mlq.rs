@@ -1,8 +1,8 @@
 //! Multilevel queue: several queues, each with its own policy, and fixed priority between them —
 //! a task in a higher queue (lower index) always goes first and pre-empts a task of a lower
 //! queue. A task stays in its queue for life. The queue comes from a classifier: by default the
-//! task's `class` as a number, else its priority, clamped to the last queue. Linux's scheduler
-//! (`linux.rs`) is this same structure with deadline, real-time and fair classes.
+//! task's `class` as a number, else its priority, clamped to the last queue. (Linux's classes,
+//! `linux/`, are fixed-priority queues too, with rules between them of their own.)
 
 use super::common::PerTask;
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
@@ -103,8 +103,9 @@ impl Policy for Mlq {
     }
 
     /// Only the running task's own queue decides (a queue's timer does not pre-empt other queues).
-    fn preempt_current(&self, running: TaskId, now: Time) -> bool {
-        self.queues[self.queue_of.get(running)].preempt_current(running, now)
+    fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {
+        let q = self.queue_of.get(running);
+        self.queues[q].preempt_current(running, now)
     }
 
     fn throttled(&self, task: TaskId) -> bool {

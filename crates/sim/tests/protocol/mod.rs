@@ -119,7 +119,7 @@ impl Policy for Checked {
         self.inner.timer(now);
     }
 
-    fn preempt_current(&self, running: usize, now: u64) -> bool {
+    fn preempt_current(&mut self, running: usize, now: u64) -> bool {
         self.expect(running, Some(State::Picked), "preempt_current");
         self.inner.preempt_current(running, now)
     }
