@@ -78,8 +78,6 @@ pub struct TaskView<'a> {
     pub nice: i32,
     /// Absolute deadline of the current job, if the task has one (EDF).
     pub deadline: Option<Time>,
-    /// The relative deadline the job's was computed from (`TaskSpec::deadline`).
-    pub relative_deadline: Option<Dur>,
     /// Period for periodic tasks (RM, EDF).
     pub period: Option<Dur>,
     /// `sched_runtime` (see [`crate::workload::TaskSpec::runtime`]): a deadline task's runtime or

@@ -716,7 +716,6 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         weight: spec.weight.max(1),
         nice: spec.nice,
         deadline: (ts.deadline != NONE).then_some(ts.deadline),
-        relative_deadline: spec.deadline,
         period: spec.period,
         runtime: spec.runtime,
         burst: Some(ts.burst),

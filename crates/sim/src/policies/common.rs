@@ -210,12 +210,14 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         }
     }
 
+    #[inline]
     fn insert(&mut self, t: &TaskView, key: K, seq: i64) {
         self.remove(t.id);
         self.affinity.note(t);
         self.put(t.id, key, seq);
     }
 
+    #[inline]
     fn put(&mut self, t: TaskId, key: K, seq: i64) {
         self.heap.push(Reverse((key, seq, t)));
         self.entry.set(t, Some((key, seq)));

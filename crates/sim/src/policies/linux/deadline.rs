@@ -74,8 +74,9 @@ impl DlEntity {
 #[derive(Debug, Clone, Default)]
 pub struct DeadlineRq {
     se: PerTask<DlEntity>,
-    /// Runnable, not throttled, keyed by server deadline (EDF, first come first served on ties).
-    ready: KeyQueue<Time>,
+    /// Runnable, not throttled, keyed by server deadline (EDF, first come first served on ties);
+    /// i64 keys (deadlines stay far below 2^63 ns).
+    ready: KeyQueue<i64>,
     /// Throttled tasks waiting for their replenishment timer.
     throttled: Vec<TaskId>,
     /// Queued tasks (ready or throttled).
@@ -99,16 +100,18 @@ impl DeadlineRq {
 
     /// The earliest deadline among ready tasks.
     pub fn earliest(&mut self) -> Option<Time> {
-        self.ready.min_key()
+        self.ready.min_key().map(|k| k as Time)
     }
 
     pub fn is_throttled(&self, t: TaskId) -> bool {
         self.se.get_ref(t).is_some_and(|e| e.queued && e.throttled)
     }
 
-    fn params(task: &TaskView) -> (Dur, Dur, Dur) {
-        let d = task.relative_deadline.or(task.period).unwrap_or(0);
-        let p = task.period.or(task.relative_deadline).unwrap_or(0);
+    /// (runtime, relative deadline, period) of a task arriving at `now`: its first job's
+    /// absolute deadline (the engine's release + deadline, or + period) minus its arrival.
+    fn params(task: &TaskView, now: Time) -> (Dur, Dur, Dur) {
+        let d = task.deadline.map_or(0, |abs| abs.saturating_sub(now));
+        let p = task.period.unwrap_or(d);
         let r = task.runtime.unwrap_or(d).min(d);
         (r, d, p)
     }
@@ -120,7 +123,7 @@ impl DeadlineRq {
         let e = self.se.get_mut(t);
         if why == EnqueueReason::New {
             // A new server: its first period starts now (replenish_dl_new_period()).
-            let (r, d, p) = Self::params(task);
+            let (r, d, p) = Self::params(task, now);
             *e = DlEntity { dl_runtime: r, dl_deadline: d, dl_period: p, ..DlEntity::default() };
             e.deadline = now + d;
             e.runtime = r as i64;
@@ -143,7 +146,7 @@ impl DeadlineRq {
             self.throttled.push(t);
             return;
         }
-        let key = if e.reserved() { e.deadline } else { Time::MAX };
+        let key = if e.reserved() { e.deadline as i64 } else { i64::MAX };
         self.ready.enqueue(task, key, why);
     }
 
@@ -282,7 +285,7 @@ impl DeadlineRq {
             }
             self.throttled.swap_remove(i);
             Self::replenish(e, now);
-            let key = e.deadline;
+            let key = e.deadline as i64;
             self.ready.push_again(t, key);
         }
     }
@@ -400,8 +403,9 @@ mod tests {
     use super::*;
     use crate::policy::MS;
 
+    /// A view as the engine gives it at arrival 0 (absolute deadline = relative one).
     fn task(id: TaskId, r: Dur, d: Dur, p: Dur) -> TaskView<'static> {
-        TaskView { runtime: Some(r), relative_deadline: Some(d), period: Some(p), ..TaskView::new(id) }
+        TaskView { runtime: Some(r), deadline: Some(d), period: Some(p), ..TaskView::new(id) }
     }
 
     /// New at 0 with R = 2, D = P = 10 ms; runs 1 ms and blocks: runtime 1 ms, deadline 10 ms.
@@ -492,8 +496,8 @@ mod tests {
         let mut q = DeadlineRq::default();
         q.enqueue(&task(0, MS, 10 * MS, 10 * MS), EnqueueReason::New, 0);
         q.pick(0, 0);
-        q.enqueue(&task(1, MS, 5 * MS, 10 * MS), EnqueueReason::New, MS);
-        q.enqueue(&task(2, MS, 20 * MS, 20 * MS), EnqueueReason::New, MS);
+        q.enqueue(&TaskView { deadline: Some(6 * MS), ..task(1, MS, 5 * MS, 10 * MS) }, EnqueueReason::New, MS);
+        q.enqueue(&TaskView { deadline: Some(21 * MS), ..task(2, MS, 20 * MS, 20 * MS) }, EnqueueReason::New, MS);
         assert!(q.preempts(1, 0), "deadline 6 ms < 10 ms");
         assert!(!q.preempts(2, 0), "deadline 21 ms > 10 ms");
     }
