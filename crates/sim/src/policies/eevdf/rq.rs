@@ -362,7 +362,7 @@ impl FairRq {
     /// protection is over while others wait.
     fn update_curr(&mut self, t: TaskId, now: Time) {
         let nr_queued = self.nr_queued;
-        let e = self.se.get_mut(t);
+        let Some(e) = self.se.get_mut_existing(t) else { return };
         if e.state != State::Running || now <= e.exec_start {
             return;
         }
@@ -377,22 +377,19 @@ impl FairRq {
         if !skip {
             self.sums.wv += w as i128 * dv as i128;
         }
-        let renewed = self.update_deadline(t);
-        let e = self.se.get_mut(t);
+        let renewed = Self::update_deadline(e, self.f.base_slice);
         if nr_queued > 1 && (renewed || e.vruntime >= e.vprot) {
             e.resched = true;
         }
     }
 
     /// `update_deadline()`: once vruntime reaches the deadline, request another slice.
-    fn update_deadline(&mut self, t: TaskId) -> bool {
-        let base = self.f.base_slice;
-        let e = self.se.get_mut(t);
+    fn update_deadline(e: &mut Entity, base_slice: Dur) -> bool {
         if e.vruntime < e.deadline {
             return false;
         }
         if !e.custom_slice {
-            e.slice = base;
+            e.slice = base_slice;
         }
         e.deadline = e.vruntime + e.load.vdelta(e.slice) as i64;
         true
@@ -630,11 +627,12 @@ impl FairRq {
         if self.nr_queued <= 1 || !self.entity_eligible(t) {
             return;
         }
+        let base = self.f.base_slice;
         let e = self.se.get_mut(t);
         let (w, dv) = (e.load.weight, e.deadline - e.vruntime);
         e.vruntime = e.deadline;
+        Self::update_deadline(e, base);
         self.sums.wv += w as i128 * dv as i128;
-        self.update_deadline(t);
     }
 
     /// `put_prev_entity()`: `cpu`'s held current entity goes back into the timeline.
@@ -673,7 +671,7 @@ impl FairRq {
                 return Some(c);
             }
         }
-        let mut best = self.tree.pick(|v| self.eligible(v));
+        let mut best = self.pick_timeline();
         let others_held = self.n_held > usize::from(self.held.get(cpu).is_some_and(|&h| h != NONE));
         for (k, &h) in self.held.iter().enumerate().filter(|_| others_held) {
             if h != NONE && k != cpu && self.eligible(self.e(h).vruntime) {
@@ -707,6 +705,13 @@ impl FairRq {
             (None, _) => curr,
             (b, _) => b,
         }
+    }
+
+    /// The timeline's earliest deadline among eligible entities (the scan mostly stops at
+    /// the first entries, so a division to turn eligibility into one comparison does not pay).
+    #[inline]
+    fn pick_timeline(&self) -> Option<TaskId> {
+        self.tree.pick(|v| self.eligible(v))
     }
 
     fn affinity_restricted(&self) -> bool {

@@ -11,6 +11,7 @@
 //! right. It returns the earliest virtual deadline among eligible entities in O(depth).
 
 use crate::policy::TaskId;
+use std::cell::Cell;
 
 const NIL: u32 = u32::MAX;
 
@@ -267,6 +268,8 @@ pub struct Timeline {
     tree: Option<Tree>,
     /// Per task: in the array form?
     in_small: Vec<bool>,
+    /// Where the last pick found its entry in the array: the entry a removal most often wants.
+    hint: Cell<usize>,
 }
 
 impl Timeline {
@@ -291,14 +294,9 @@ impl Timeline {
     }
 
     /// Where an entity with `deadline` goes: behind every entity with a deadline not later.
-    /// New deadlines are mostly the latest: look from the back.
     #[inline]
     fn slot(&self, deadline: i64) -> usize {
-        let mut at = self.small.len();
-        while at > 0 && self.small[at - 1].deadline > deadline {
-            at -= 1;
-        }
-        at
+        self.small.partition_point(|e| e.deadline <= deadline)
     }
 
     #[inline]
@@ -345,9 +343,14 @@ impl Timeline {
         }
     }
 
-    /// Where `t` is in the array (picks take entries near the front: look from there).
+    /// Where `t` is in the array: where the last pick found it, or else found by a scan from
+    /// the front (picks take entries near the front).
     #[inline]
     fn index(&self, t: TaskId) -> usize {
+        let h = self.hint.get();
+        if self.small.get(h).is_some_and(|e| e.task as TaskId == t) {
+            return h;
+        }
         self.small.iter().position(|e| e.task as TaskId == t).expect("a marked task is in the array")
     }
 
@@ -397,7 +400,11 @@ impl Timeline {
     pub fn pick(&self, eligible: impl Fn(i64) -> bool) -> Option<TaskId> {
         match &self.tree {
             Some(tree) => tree.pick(eligible),
-            None => self.small.iter().find(|e| eligible(e.vruntime)).map(|e| e.task as TaskId),
+            None => {
+                let i = self.small.iter().position(|e| eligible(e.vruntime))?;
+                self.hint.set(i);
+                Some(self.small[i].task as TaskId)
+            }
         }
     }
 
