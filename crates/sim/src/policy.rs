@@ -13,6 +13,15 @@
 //! 4. When a task is enqueued while others run, the host asks [`Policy::preempts`] for each
 //!    running task it could displace.
 //! 5. When a queued task's priority changes, the host calls [`Policy::requeue`].
+//! 6. A task that stops running and blocks (I/O, a lock, the end of a periodic job) is charged
+//!    and then handed to [`Policy::blocked`] instead of being queued again (`dequeue_task` with
+//!    `DEQUEUE_SLEEP`); an exiting task goes to [`Policy::task_exit`] instead.
+//! 7. Hosts with a scheduler tick tell the policy with [`Policy::set_tick`] before a run; a slice
+//!    expiry is then acted on at the next tick boundary, as on a kernel without HRTICK.
+//! 8. A policy whose state changes by itself (a deadline task replenished, a bandwidth window
+//!    ending) says when with [`Policy::next_timer`]; at that time the host calls
+//!    [`Policy::timer`], picks for idle CPUs and asks [`Policy::preempt_current`] for running
+//!    tasks. Hosts that never call these see the behaviour of a policy without timers.
 //!
 //! Policies request things of the host only through return values — never callbacks.
 
@@ -71,6 +80,9 @@ pub struct TaskView<'a> {
     pub deadline: Option<Time>,
     /// Period for periodic tasks (RM, EDF).
     pub period: Option<Dur>,
+    /// `sched_runtime` (see [`crate::workload::TaskSpec::runtime`]): a deadline task's runtime or
+    /// a fair task's custom slice.
+    pub runtime: Option<Dur>,
     /// Length of the CPU burst about to run, when known (SJF/SRTF use it; live hosts may estimate).
     pub burst: Option<Dur>,
     /// CPU time still needed by the current burst, when known (SRTF).
@@ -129,6 +141,53 @@ pub trait Policy: Send {
     /// The task exited: forget any per-task state.
     fn task_exit(&mut self, task: TaskId) {
         let _ = task;
+    }
+
+    /// `dequeue_task(DEQUEUE_SLEEP)`: the task, just charged, blocks instead of being queued
+    /// again (I/O, a lock, the end of a periodic job). Policies that keep state across a sleep
+    /// (EEVDF's lag and delayed dequeue) act here; the default does nothing.
+    fn blocked(&mut self, task: TaskId, now: Time) {
+        let _ = (task, now);
+    }
+
+    /// The host's scheduler tick (None = slice ends are acted on exactly), told once before a
+    /// run. The default ignores it.
+    fn set_tick(&mut self, tick: Option<Dur>) {
+        let _ = tick;
+    }
+
+    /// True if the policy models a kernel that notices slice ends at its tick (Linux's fair
+    /// class): callers enable the host's tick (HZ) for it by default.
+    fn tick_driven(&self) -> bool {
+        false
+    }
+
+    /// The earliest time at which the policy's state changes by itself (a deadline task's
+    /// replenishment, the end of a bandwidth window), or None (the default: never). After
+    /// [`Policy::timer`] at time `t` it must return None or a time after `t`.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    /// Called by the host when [`Policy::next_timer`] comes due (an hrtimer firing).
+    fn timer(&mut self, now: Time) {
+        let _ = now;
+    }
+
+    /// Asked after [`Policy::timer`] for each task running on a CPU this queue serves: should it
+    /// give up the CPU now (the timer's `resched_curr`)? It may note that it said so (so as not
+    /// to displace more tasks than it has to run). The default never says so.
+    fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {
+        let _ = (running, now);
+        false
+    }
+
+    /// Is this queued task held off the CPU by the policy's bandwidth rules (a throttled
+    /// deadline task)? A CPU may idle while only such tasks wait; the host's work-conservation
+    /// check skips them. The default: never.
+    fn throttled(&self, task: TaskId) -> bool {
+        let _ = task;
+        false
     }
 
     /// Number of tasks waiting in the run queue (not counting running ones).

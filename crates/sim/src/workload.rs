@@ -1,6 +1,10 @@
 //! Workloads: tasks with arrival, alternating CPU/I-O bursts, priority, nice/weight, deadline,
-//! period, affinity and named locks. JSON files give times in milliseconds (fractions
+//! period, runtime, affinity and named locks. JSON files give times in milliseconds (fractions
 //! allowed); inside, every time is an integer number of nanoseconds.
+//!
+//! What `priority` means depends on the policy: for most, a lower number is a higher priority;
+//! but in the `linux` policy a task of class `fifo` or `rr` takes `priority` as its Linux
+//! real-time priority (`sched_priority`, 1–99), where **a higher number wins**, as in Linux.
 //!
 //! ```json
 //! {"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24],"priority":3,"weight":1}]}
@@ -49,7 +53,8 @@ pub struct TaskSpec {
     pub arrival: Time,
     /// CPU, I/O, CPU, … (odd count: starts and ends with CPU).
     pub bursts: Vec<Dur>,
-    /// Lower number = higher priority.
+    /// Lower number = higher priority — except for classes `fifo`/`rr` under `linux`, where it is
+    /// the Linux real-time priority 1–99 and a higher number wins.
     pub priority: i32,
     /// Share weight (WRR, stride, lottery); ≥ 1.
     pub weight: u32,
@@ -59,6 +64,10 @@ pub struct TaskSpec {
     pub deadline: Option<Dur>,
     /// Period of a periodic task: job k is released at `arrival + k × period`.
     pub period: Option<Dur>,
+    /// `sched_attr.sched_runtime`: for class `deadline` under `linux`, the CBS runtime per period
+    /// (with `deadline` as the relative deadline); for a fair task under `linux`/`eevdf`, a
+    /// custom slice (the kernel clamps it to 0.1–100 ms). Unused by other policies.
+    pub runtime: Option<Dur>,
     /// Number of jobs (periodic tasks); 1 otherwise.
     pub jobs: u32,
     /// Allowed CPUs; None = any.
@@ -101,6 +110,8 @@ struct RawTask {
     deadline: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     period: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    runtime: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,6 +242,8 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
     if period == Some(0) {
         return Err(err(f("period"), "must be > 0 ms"));
     }
+    let runtime = t.runtime.map(|d| ms_to_ns(&f("runtime"), d)).transpose()?;
+    check_runtime(&f("runtime"), runtime, t.class.as_deref(), deadline, period)?;
     let jobs = match t.jobs {
         None => 1,
         Some(j) if (1..=1_000_000).contains(&j) && (j == 1 || period.is_some()) => j as u32,
@@ -270,11 +283,58 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         nice: t.nice,
         deadline,
         period,
+        runtime,
         jobs,
         affinity: t.affinity,
         class: t.class,
         locks: t.locks,
     })
+}
+
+/// The smallest runtime Linux accepts for SCHED_DEADLINE (`1 << DL_SCALE` ns, __checkparam_dl).
+pub const DL_MIN_RUNTIME: Dur = 1 << 10;
+
+/// `runtime` must be > 0; a deadline task's must fit `runtime ≤ deadline ≤ period` (the order
+/// Linux's `__checkparam_dl` requires, with a missing deadline taken as the period); real-time
+/// (`fifo`/`rr`) tasks have none.
+fn check_runtime(
+    field: &str,
+    runtime: Option<Dur>,
+    class: Option<&str>,
+    deadline: Option<Dur>,
+    period: Option<Dur>,
+) -> Result<(), WorkloadError> {
+    let Some(r) = runtime else { return Ok(()) };
+    if r == 0 {
+        return Err(err(field, "must be > 0 ms (omit it for the default)"));
+    }
+    match class {
+        Some("fifo") | Some("rr") => {
+            Err(err(field, "a real-time (fifo/rr) task has no runtime; it is for deadline and fair tasks"))
+        }
+        Some("deadline") => {
+            if r < DL_MIN_RUNTIME {
+                return Err(err(field, format!("a deadline task's runtime must be at least {DL_MIN_RUNTIME} ns")));
+            }
+            let Some(d) = deadline.or(period) else {
+                return Err(err(field, "a deadline task with a runtime needs a deadline or a period"));
+            };
+            if r > d {
+                let what = if deadline.is_some() { "deadline" } else { "period" };
+                return Err(err(field, format!("runtime {} ms exceeds the {what} {} ms", ns_to_ms(r), ns_to_ms(d))));
+            }
+            if let (Some(d), Some(p)) = (deadline, period) {
+                if d > p {
+                    return Err(err(
+                        field,
+                        format!("deadline {} ms exceeds the period {} ms", ns_to_ms(d), ns_to_ms(p)),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn task_to_raw(t: &TaskSpec) -> RawTask {
@@ -287,6 +347,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         nice: t.nice,
         deadline: t.deadline.map(ns_to_ms),
         period: t.period.map(ns_to_ms),
+        runtime: t.runtime.map(ns_to_ms),
         jobs: (t.jobs != 1).then_some(t.jobs as i64),
         affinity: t.affinity.clone(),
         class: t.class.clone(),
@@ -347,6 +408,22 @@ mod tests {
     }
 
     #[test]
+    fn runtime_round_trips_for_deadline_and_fair_tasks() {
+        let json = r#"{"tasks":[{"bursts":[5],"class":"deadline","runtime":2,"deadline":10,"period":10},
+            {"bursts":[5],"runtime":0.5}]}"#;
+        let w = Workload::from_json_str(json).unwrap();
+        assert_eq!(w.tasks[0].runtime, Some(2_000_000));
+        assert_eq!(w.tasks[1].runtime, Some(500_000));
+        let back = Workload::from_json_str(&w.to_json_string()).unwrap();
+        assert_eq!(back, w);
+        assert!(w.to_json_string().contains("\"runtime\": 2.0"));
+        // Absent stays absent.
+        let w = Workload::from_json_str(r#"{"tasks":[{"bursts":[5]}]}"#).unwrap();
+        assert_eq!(w.tasks[0].runtime, None);
+        assert!(!w.to_json_string().contains("runtime"));
+    }
+
+    #[test]
     fn fractions_of_ms_become_ns() {
         let w = Workload::from_json_str(r#"{"tasks":[{"arrival":0.5,"bursts":[1.25,2,0.001]}]}"#).unwrap();
         assert_eq!(w.tasks[0].arrival, 500_000);
@@ -376,6 +453,21 @@ mod tests {
             "tasks[0].locks[0].burst"
         );
         assert_eq!(bad(r#"{"tasks":[]}"#).field, "tasks");
+        for json in [
+            r#"{"tasks":[{"bursts":[1],"runtime":0}]}"#,
+            r#"{"tasks":[{"bursts":[1],"runtime":-1}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":3,"deadline":2,"period":10}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":3,"period":2}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":1,"deadline":20,"period":10}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":1}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":0.0001,"period":10}]}"#,
+            r#"{"tasks":[{"bursts":[1],"class":"fifo","runtime":1}]}"#,
+        ] {
+            assert_eq!(bad(json).field, "tasks[0].runtime", "{json}");
+        }
+        assert!(bad(r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":3,"deadline":2}]}"#)
+            .message
+            .contains("exceeds the deadline"));
         assert_eq!(bad(r#"{"tasks":[{"name":"x"}]}"#).field, "bursts");
     }
 }

@@ -1,7 +1,8 @@
 //! Property tests over random workloads, for every policy, with one global queue and with
-//! per-CPU queues: no task runs before its (job's) release or during its I/O; a CPU runs one
-//! task at a time and a task runs on one CPU at a time; every CPU burst is served exactly; no
-//! CPU idles while a runnable task allowed on it waits (every policy here is work-conserving);
+//! per-CPU queues, with and without a scheduler tick: no task runs before its (job's) release or
+//! during its I/O; a CPU runs one task at a time and a task runs on one CPU at a time; every CPU
+//! burst is served exactly; no CPU idles while a runnable task allowed on it waits, unless the
+//! policy holds that task back on purpose (`Policy::throttled`: a deadline task out of runtime);
 //! and the host keeps the policy call protocol (see `protocol`).
 
 mod protocol;
@@ -36,9 +37,12 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
             Some("rr"),
             Some("deadline"),
             Some("realtime"),
+            Some("batch"),
+            Some("idle"),
         ]),
+        prop::option::weighted(0.3, 50u64..20_000),
     )
-        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class)| {
+        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class, runtime)| {
             let mut b = vec![];
             for (i, (cpu, io)) in bursts.iter().enumerate() {
                 if i > 0 {
@@ -60,6 +64,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 nice,
                 deadline: deadline.map(|d| d * US),
                 period,
+                runtime: runtime.map(|r| r * US),
                 jobs,
                 affinity: aff.map(|s| s.into_iter().collect()),
                 class: class.map(str::to_string),
@@ -70,14 +75,17 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
         })
 }
 
-fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64)> {
-    (1usize..4, prop::sample::select(vec![0u64, 0, 50 * US]))
-        .prop_flat_map(|(cpus, cost)| (prop::collection::vec(task_strategy(cpus), 1..9), Just(cpus), Just(cost)))
-        .prop_map(|(mut tasks, cpus, cost)| {
+/// A workload, its CPUs, a context-switch cost and a scheduler tick (None = exact slice ends).
+fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64, Option<u64>)> {
+    (1usize..4, prop::sample::select(vec![0u64, 0, 50 * US]), prop::sample::select(vec![None, None, Some(1_000 * US)]))
+        .prop_flat_map(|(cpus, cost, tick)| {
+            (prop::collection::vec(task_strategy(cpus), 1..9), Just(cpus), Just(cost), Just(tick))
+        })
+        .prop_map(|(mut tasks, cpus, cost, tick)| {
             for (i, t) in tasks.iter_mut().enumerate() {
                 t.name = format!("T{i}").into();
             }
-            (Workload { cpus: Some(cpus), tasks }, cpus, cost)
+            (Workload { cpus: Some(cpus), tasks }, cpus, cost, tick)
         })
 }
 
@@ -152,6 +160,11 @@ fn specs() -> Vec<String> {
     v.push("prio-preempt:aging=5,quantum=3".into());
     v.push("mlfq:levels=4,quantum=1,boost=20".into());
     v.push("rr:quantum=0.5".into());
+    v.push("eevdf:run_to_parity=0,delay_dequeue=0,place_lag=0,place_deadline_initial=0".into());
+    v.push("eevdf:preempt_short=0,delay_zero=0,place_rel_deadline=0,wakeup_preemption=0,base_slice=0.3".into());
+    v.push("mlq:queues=eevdf+rr".into());
+    // Short RT windows and RR slices, so that throttling happens within these short workloads.
+    v.push("linux:rt_runtime=20,rt_period=30,rr_quantum=2,run_to_parity=0".into());
     v
 }
 
@@ -159,9 +172,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_policy_keeps_the_invariants((w, cpus, cost) in workload_strategy()) {
+    fn every_policy_keeps_the_invariants((w, cpus, cost, tick) in workload_strategy()) {
         for spec in specs() {
-            let cfg = SimConfig { cpus, switch_cost: cost, check_invariants: true, ..SimConfig::default() };
+            let cfg = SimConfig { cpus, switch_cost: cost, tick, check_invariants: true, ..SimConfig::default() };
             let calls = Arc::new(Mutex::new(Vec::new()));
             let mut p = Checked::new(by_spec(&spec).unwrap(), calls.clone());
             let r = simulate(&w, &mut p, &cfg);

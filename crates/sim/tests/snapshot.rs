@@ -1,13 +1,16 @@
-//! The engine's behaviour, pinned: a digest of the full results (per-task records, slices,
-//! blocked spans, overall metrics, event counts) of every policy on a fixed set of workloads that
-//! use every feature. Refactoring the engine for speed must leave this unchanged; a change of
-//! behaviour on purpose must update the digest and say why in the commit.
+//! The engine's behaviour, pinned: per policy of `CATALOGUE`, a digest of the full results
+//! (per-task records, slices, blocked spans, overall metrics, event counts) of that policy on a
+//! fixed set of workloads that use every feature. Refactoring the engine for speed must leave
+//! every digest unchanged; a change of behaviour on purpose must update the digests it moves and
+//! say why in the commit. Keeping one digest per policy shows which policies a change touched,
+//! and a new policy adds an entry without moving the others.
 //!
-//! The value was computed with the engine before its 2026-11 rework and again after it. It
-//! changed once since, on purpose: Jain's index is now summed exactly per weight instead of in
-//! f64 in task order; over these 1,674 runs only that field moved, in 735 runs, by at most
-//! 4.6e-16 (relative), and every other byte stayed the same. It changed again with two fixes to
-//! the lock code, in 55 of the 1,674 runs:
+//! History of the single digest this table replaced (`0x4ce99cfa03421418` at the end): it was
+//! computed with the engine before its 2026-11 rework and again after it. It changed once since,
+//! on purpose: Jain's index is now summed exactly per weight instead of in f64 in task order; over
+//! these 1,674 runs only that field moved, in 735 runs, by at most 4.6e-16 (relative), and every
+//! other byte stayed the same. It changed again with two fixes to the lock code, in 55 of the
+//! 1,674 runs:
 //! - a task picked and then blocked on a lock is now charged 0; before, CFS kept counting it in
 //!   its load and run count while it waited (42 runs, all `cfs` and `linux`; the largest change
 //!   of average turnaround is 7.0%, the median 0.4%);
@@ -16,6 +19,12 @@
 //!   CPU's queue (and gave Solaris TS, Windows and CFS their wake-up boosts); policies that ignore
 //!   priority leave it in place; a raised holder may pre-empt (17 runs, 13 of them untouched by
 //!   the first fix).
+//!
+//! The per-policy table below was computed on that same code (the single digest still passed),
+//! so each entry pins exactly the results the single digest pinned. Since then, on purpose:
+//! `eevdf` was added, and `linux` changed from an `mlq` of edf > prio > cfs to a model of Linux
+//! 6.18's classes (deadline with CBS, FIFO/RR with Linux priorities, EEVDF, RT throttling); every
+//! other entry is unchanged.
 
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig};
 use schedlab_sim::policies::{by_spec, CATALOGUE};
@@ -66,55 +75,102 @@ fn rich(seed: u64, cpus: usize) -> Workload {
     Workload { cpus: Some(cpus), tasks }
 }
 
-/// FNV-1a over the JSON of every run: every policy, global and per-CPU queues, 1–3 CPUs, switch
+/// FNV-1a over the JSON of every run of one policy: global and per-CPU queues, 1–3 CPUs, switch
 /// costs, a horizon, priority inheritance on and off.
-fn digest() -> u64 {
+fn digest(name: &str, wls: &[Workload]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     let mut eat = |s: &str| {
         for b in s.bytes() {
             h = (h ^ b as u64).wrapping_mul(0x100000001b3);
         }
     };
-    let mut wls = vec![schedlab_sim::generate::by_spec(
-        "poisson:n=200,rate=150,mean=4,bursts=3,io=6,priorities=4,weights=5,seed=3",
-    )
-    .unwrap()];
-    wls.extend((0..24).map(|s| rich(s, 1 + (s % 3) as usize)));
-    for w in &wls {
-        for (spec, _) in CATALOGUE {
-            let name = spec.split(':').next().unwrap();
-            for &(cpus, cost, horizon, pi) in
-                &[(1usize, 0u64, None, true), (2, 50_000, None, true), (3, 0, Some(40_000_000u64), false)]
-            {
-                if w.cpus.is_some_and(|c| cpus < c) {
-                    continue;
-                }
-                let cfg = SimConfig {
-                    cpus,
-                    switch_cost: cost,
-                    horizon,
-                    priority_inheritance: pi,
-                    record_slices: true,
-                    check_invariants: true,
-                    ..SimConfig::default()
-                };
-                let mut p = by_spec(name).unwrap();
-                eat(&serde_json::to_string(&simulate(w, p.as_mut(), &cfg)).unwrap());
-                if cpus > 1 {
-                    let mut ps: Vec<_> = (0..cpus).map(|_| by_spec(name).unwrap()).collect();
-                    eat(&serde_json::to_string(&simulate_per_cpu(w, &mut ps, &cfg)).unwrap());
-                }
+    for w in wls {
+        for &(cpus, cost, horizon, pi) in
+            &[(1usize, 0u64, None, true), (2, 50_000, None, true), (3, 0, Some(40_000_000u64), false)]
+        {
+            if w.cpus.is_some_and(|c| cpus < c) {
+                continue;
+            }
+            let cfg = SimConfig {
+                cpus,
+                switch_cost: cost,
+                horizon,
+                priority_inheritance: pi,
+                record_slices: true,
+                check_invariants: true,
+                ..SimConfig::default()
+            };
+            let mut p = by_spec(name).unwrap();
+            eat(&serde_json::to_string(&simulate(w, p.as_mut(), &cfg)).unwrap());
+            if cpus > 1 {
+                let mut ps: Vec<_> = (0..cpus).map(|_| by_spec(name).unwrap()).collect();
+                eat(&serde_json::to_string(&simulate_per_cpu(w, &mut ps, &cfg)).unwrap());
             }
         }
     }
     h
 }
 
+fn workloads() -> Vec<Workload> {
+    let mut wls = vec![schedlab_sim::generate::by_spec(
+        "poisson:n=200,rate=150,mean=4,bursts=3,io=6,priorities=4,weights=5,seed=3",
+    )
+    .unwrap()];
+    wls.extend((0..24).map(|s| rich(s, 1 + (s % 3) as usize)));
+    wls
+}
+
+/// The pinned digest of every policy in `CATALOGUE`, by name.
+const DIGESTS: &[(&str, &str)] = &[
+    ("fcfs", "0x804e9db27fd996ef"),
+    ("rr", "0x6d321cfe3beeaf7e"),
+    ("cfs", "0xb7ac49539444507b"),
+    ("wrr", "0x63297f353c0cf667"),
+    ("sjf", "0x953cb72ea730ffb5"),
+    ("srtf", "0xd6fc749094f90c3c"),
+    ("prio", "0x63051cf88a872a2b"),
+    ("prio-preempt", "0x3e71e8313dfe7676"),
+    ("mlq", "0x988d764f9ee89ae4"),
+    ("mlfq", "0x15bad550352bd41c"),
+    ("edf", "0xe539c4e3a57dac8f"),
+    ("rm", "0x2c6211dd82a19e19"),
+    ("stride", "0xee3ce645f7e7fd48"),
+    ("lottery", "0x3b8880e8961ac1c6"),
+    ("solaris_ts", "0xdfcec103ed6bf562"),
+    ("windows", "0x1c8d52f963dcf3e2"),
+    ("freebsd", "0xaa6abeb800f9e6f6"),
+    // Changed on purpose: `linux` is now Linux 6.18 (EDF+CBS deadline class, FIFO/RR with
+    // priorities 1-99 where higher wins, EEVDF fair class, RT throttling) instead of an mlq of
+    // edf > prio > cfs. Was 0x86afabf81fc6da48.
+    ("linux", "0xc5ddc05df997ed2f"),
+    // New with the EEVDF policy (Linux 6.18's fair class).
+    ("eevdf", "0xded1e749212742f0"),
+];
+
 #[test]
 fn results_are_unchanged() {
-    assert_eq!(
-        format!("{:#x}", digest()),
-        "0x4ce99cfa03421418",
-        "the engine's results changed: if on purpose, update the digest and say why"
+    let wls = workloads();
+    let mut computed = Vec::new();
+    for (spec, _) in CATALOGUE {
+        let name = spec.split(':').next().unwrap();
+        computed.push((name, format!("{:#x}", digest(name, &wls))));
+    }
+    let table: String = computed.iter().map(|(n, d)| format!("    (\"{n}\", \"{d}\"),\n")).collect();
+    let mut changed = Vec::new();
+    for (name, d) in &computed {
+        match DIGESTS.iter().find(|(n, _)| n == name) {
+            Some((_, want)) if want == d => {}
+            Some((_, want)) => changed.push(format!("{name}: {want} -> {d}")),
+            None => changed.push(format!("{name}: new policy, digest {d}")),
+        }
+    }
+    for (name, _) in DIGESTS {
+        if !computed.iter().any(|(n, _)| n == name) {
+            changed.push(format!("{name}: no longer in CATALOGUE"));
+        }
+    }
+    assert!(
+        changed.is_empty(),
+        "the engine's results changed for {changed:?}; if on purpose, update DIGESTS and say why.\nComputed table:\n{table}"
     );
 }

@@ -128,7 +128,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             let next_stop =
                 if LEAN { self.cpus[0].stop_at } else { self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE) };
             let next_event = if LEAN { Time::MAX } else { self.events_q.next_time().unwrap_or(Time::MAX) };
-            let t = self.arrival_at.min(next_event).min(next_stop);
+            let next_timer = if LEAN { Time::MAX } else { self.next_timer() };
+            let t = self.arrival_at.min(next_event).min(next_stop).min(next_timer.max(self.now));
             if t >= stop_at {
                 break;
             }
@@ -162,6 +163,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     }
                     None => break,
                 }
+            }
+            if !LEAN && next_timer <= t {
+                self.fire_timers();
             }
             self.dispatch_idle();
             if !LEAN && self.cfg.check_invariants {
@@ -413,7 +417,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             ts.burst = spec.bursts[ts.burst_idx as usize];
             ts.phase = Phase::Io;
             ts.since = now;
+            let q = ts.queue as usize;
             self.events_q.push(now + ts.burst, false, Kind::IoDone(t));
+            self.queues[q].blocked(t, now);
             return;
         }
         // Job done.
@@ -427,6 +433,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             self.start_job(t, rel, EnqueueReason::Woken);
         } else if ts.jobs_done < spec.jobs {
             ts.phase = Phase::Sleeping;
+            let q = ts.queue as usize;
+            self.queues[q].blocked(t, now);
         } else {
             ts.phase = Phase::Done;
             ts.finish = now;
@@ -434,6 +442,43 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             self.unfinished -= 1;
             let q = ts.queue as usize;
             self.queues[q].task_exit(t);
+        }
+    }
+
+    /// The earliest policy timer (Time::MAX = none).
+    #[inline(always)]
+    fn next_timer(&self) -> Time {
+        self.queues.iter().filter_map(|q| q.next_timer()).min().unwrap_or(Time::MAX)
+    }
+
+    /// Fire the policy timers due now; then a running task a queue no longer wants to run is
+    /// stopped (the idle CPUs pick right after, in `dispatch_idle`).
+    #[cold]
+    #[inline(never)]
+    fn fire_timers(&mut self) {
+        let now = self.now;
+        for q in 0..self.queues.len() {
+            if self.queues[q].next_timer().is_none_or(|t| t > now) {
+                continue;
+            }
+            self.queues[q].timer(now);
+            assert!(
+                self.queues[q].next_timer().is_none_or(|t| t > now),
+                "{}: next_timer() did not move past {now} after timer()",
+                self.queues[q].name()
+            );
+            for c in 0..self.cpus.len() {
+                if self.queues.len() > 1 && c != q {
+                    continue;
+                }
+                if let Some(r) = self.cpus[c].running {
+                    if self.queues[q].preempt_current(r, now) {
+                        self.tasks[r].preemptions += 1;
+                        self.preempt_stops += 1;
+                        self.stop(c, EnqueueReason::Preempted);
+                    }
+                }
+            }
         }
     }
 
@@ -515,7 +560,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, c: CpuId, t: TaskId, slice: Option<Dur>) {
         let now = self.now;
         let switch = self.cpus[c].last_task.is_some_and(|l| l != t);
@@ -531,11 +576,15 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         // NONE is the largest value and time never goes back: this sets it on the first run only.
         ts.first_run = ts.first_run.min(work_start);
         let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
+        let mut stop_at = work_start + run;
+        if !LEAN && self.cfg.tick.is_some() && run < ts.remaining {
+            stop_at = at_tick(stop_at, self.cfg.tick, work_start + ts.remaining);
+        }
         let cpu = &mut self.cpus[c];
         cpu.running = Some(t);
         cpu.last_task = Some(t);
         cpu.work_start = work_start;
-        cpu.stop_at = work_start + run;
+        cpu.stop_at = stop_at;
         cpu.stop_seq = self.events_q.take_seq();
     }
 
@@ -544,7 +593,12 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             if self.cpus[c].running.is_some() {
                 continue;
             }
-            if (0..self.tasks.len()).any(|t| self.tasks[t].phase == Phase::Ready && self.allowed(t, c)) {
+            let waiting = |t: TaskId| {
+                self.tasks[t].phase == Phase::Ready
+                    && self.allowed(t, c)
+                    && !self.queues[self.tasks[t].queue as usize].throttled(t)
+            };
+            if (0..self.tasks.len()).any(waiting) {
                 self.idle_violations += 1;
             }
         }
@@ -594,10 +648,12 @@ pub(super) struct SpecScan {
     pub plain: bool,
 }
 
-/// Can the `LEAN` engine run this? One CPU and queue, plain tasks, a policy that never pre-empts
-/// (a pre-empted slice's stop would go to the heap), no slice records, no invariant checks.
+/// Can the `LEAN` engine run this? One CPU and queue, no tick, plain tasks, a policy that never
+/// pre-empts (a pre-empted slice's stop would go to the heap), no slice records, no invariant
+/// checks.
 pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P], scan: &SpecScan) -> bool {
     cfg.cpus == 1
+        && cfg.tick.is_none()
         && queues.len() == 1
         && scan.plain
         && !queues[0].may_preempt()
@@ -641,6 +697,15 @@ pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
     SpecScan { sorted, plain: all_plain }
 }
 
+/// No HRTICK: a slice that expires at `expiry` is noticed at the next tick boundary, and the task
+/// runs on until then (but not past the end of its burst, `burst_end`).
+#[cold]
+#[inline(never)]
+fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
+    let tick = tick.expect("a tick");
+    expiry.div_ceil(tick).saturating_mul(tick).min(burst_end)
+}
+
 /// What a policy may know about task `t`, from its spec and state.
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
@@ -652,6 +717,7 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         nice: spec.nice,
         deadline: (ts.deadline != NONE).then_some(ts.deadline),
         period: spec.period,
+        runtime: spec.runtime,
         burst: Some(ts.burst),
         remaining: Some(ts.remaining),
         class: spec.class.as_deref(),

@@ -80,6 +80,7 @@ impl<P: Policy + ?Sized, const LEAN: bool> Engine<'_, '_, P, LEAN> {
                     ts.since = now;
                     let q = ts.queue as usize;
                     self.queues[q].charge(t, 0, now);
+                    self.queues[q].blocked(t, now);
                     if self.cfg.priority_inheritance {
                         self.refresh_priority(h, 0);
                     }

@@ -37,6 +37,11 @@ pub struct SimConfig {
     pub task_results: bool,
     /// After every instant, count CPUs left idle while a task allowed on them waits (O(tasks)).
     pub check_invariants: bool,
+    /// The scheduler tick (e.g. 4 ms for HZ=250). None (the default): a slice ends exactly when
+    /// it expires. Some(t): an expired slice is acted on only at the next multiple of `t` from
+    /// time 0, and the task keeps the CPU (and is charged) until then, as on a kernel without
+    /// HRTICK. A burst that ends, a block and a wake-up pre-emption still act at once.
+    pub tick: Option<Dur>,
 }
 
 impl Default for SimConfig {
@@ -49,6 +54,7 @@ impl Default for SimConfig {
             record_slices: true,
             task_results: true,
             check_invariants: false,
+            tick: None,
         }
     }
 }
@@ -137,8 +143,12 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
     run(workload, queues, config, name)
 }
 
-fn run<P: Policy + ?Sized>(w: &Workload, queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
+fn run<P: Policy + ?Sized>(w: &Workload, mut queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
+    assert!(cfg.tick != Some(0), "a tick of 0 ns");
+    for q in &mut queues {
+        q.set_tick(cfg.tick);
+    }
     let scan = event_loop::scan_specs(&w.tasks);
     if event_loop::can_run_lean(cfg, &queues, &scan) {
         run_engine::<P, true>(w, queues, cfg, &scan, name)

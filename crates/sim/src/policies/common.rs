@@ -80,6 +80,12 @@ impl Affinity {
         }
     }
 
+    /// Is any task restricted to some CPUs?
+    #[inline]
+    pub fn any_restricted(&self) -> bool {
+        self.restricted != 0
+    }
+
     /// May `t` run on `cpu`?
     #[inline]
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
@@ -204,12 +210,14 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         }
     }
 
+    #[inline]
     fn insert(&mut self, t: &TaskView, key: K, seq: i64) {
         self.remove(t.id);
         self.affinity.note(t);
         self.put(t.id, key, seq);
     }
 
+    #[inline]
     fn put(&mut self, t: TaskId, key: K, seq: i64) {
         self.heap.push(Reverse((key, seq, t)));
         self.entry.set(t, Some((key, seq)));
@@ -233,6 +241,13 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
     #[inline]
     fn live(&self, e: &(K, i64, TaskId)) -> bool {
         self.entry.get_ref(e.2).copied().flatten() == Some((e.0, e.1))
+    }
+
+    /// Queue `t` again (it was queued before, so its affinity is known) behind its equals.
+    pub fn push_again(&mut self, t: TaskId, key: K) {
+        self.remove(t);
+        self.back += 1;
+        self.put(t, key, self.back);
     }
 
     /// Move a queued task to `key`, behind its equals (its affinity is kept); false if absent.

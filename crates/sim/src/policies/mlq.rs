@@ -1,8 +1,8 @@
 //! Multilevel queue: several queues, each with its own policy, and fixed priority between them —
 //! a task in a higher queue (lower index) always goes first and pre-empts a task of a lower
 //! queue. A task stays in its queue for life. The queue comes from a classifier: by default the
-//! task's `class` as a number, else its priority, clamped to the last queue. Linux's scheduler
-//! (`linux.rs`) is this same structure with deadline, real-time and fair classes.
+//! task's `class` as a number, else its priority, clamped to the last queue. (Linux's classes,
+//! `linux/`, are fixed-priority queues too, with rules between them of their own.)
 
 use super::common::PerTask;
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
@@ -73,5 +73,42 @@ impl Policy for Mlq {
     fn prio_changed(&mut self, task: &TaskView, now: Time) {
         let q = self.queue_of.get(task.id);
         self.queues[q].prio_changed(task, now);
+    }
+
+    fn blocked(&mut self, task: TaskId, now: Time) {
+        let q = self.queue_of.get(task);
+        self.queues[q].blocked(task, now);
+    }
+
+    fn set_tick(&mut self, tick: Option<Dur>) {
+        for q in &mut self.queues {
+            q.set_tick(tick);
+        }
+    }
+
+    fn tick_driven(&self) -> bool {
+        self.queues.iter().any(|q| q.tick_driven())
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.queues.iter().filter_map(|q| q.next_timer()).min()
+    }
+
+    fn timer(&mut self, now: Time) {
+        for q in &mut self.queues {
+            if q.next_timer().is_some_and(|t| t <= now) {
+                q.timer(now);
+            }
+        }
+    }
+
+    /// Only the running task's own queue decides (a queue's timer does not pre-empt other queues).
+    fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {
+        let q = self.queue_of.get(running);
+        self.queues[q].preempt_current(running, now)
+    }
+
+    fn throttled(&self, task: TaskId) -> bool {
+        self.queues[self.queue_of.get(task)].throttled(task)
     }
 }

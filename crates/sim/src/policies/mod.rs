@@ -4,6 +4,7 @@
 pub mod cfs;
 pub mod common;
 pub mod edf;
+pub mod eevdf;
 pub mod fcfs;
 pub mod freebsd;
 pub mod linux;
@@ -23,8 +24,10 @@ pub mod wrr;
 
 pub use cfs::Cfs;
 pub use edf::Edf;
+pub use eevdf::Eevdf;
 pub use fcfs::Fcfs;
 pub use freebsd::FreeBsd;
+pub use linux::Linux;
 pub use lottery::Lottery;
 pub use mlfq::Mlfq;
 pub use mlq::Mlq;
@@ -69,7 +72,16 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
     ("windows:quantum=30,boost=2,starvation=4000", "Windows boost-and-decay model"),
     ("freebsd:slice=100", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
-    ("linux:rr_quantum=100", "deadline (EDF) > real-time fifo/rr > CFS, by task class"),
+    (
+        "linux:rr_quantum=100,rt_runtime=950,rt_period=1000,rt_throttle=1",
+        "Linux 6.18 by task class: deadline (EDF + CBS: runtime, deadline, period) > fifo/rr (priority 1-99, \
+         higher wins) > fair (EEVDF, as eevdf: other, batch, idle); RT throttling; eevdf's parameters too",
+    ),
+    (
+        "eevdf:base_slice=1.4,run_to_parity=1,place_lag=1,place_deadline_initial=1,preempt_short=1,delay_dequeue=1,delay_zero=1",
+        "Linux 6.18 fair class (EEVDF): nice weights, lag, eligible earliest virtual deadline; runtime = custom slice; \
+         class batch/idle = SCHED_BATCH/SCHED_IDLE",
+    ),
 ];
 
 /// Build a policy from a spec: `name` or `name:key=value,...` (times in ms unless suffixed).
@@ -113,10 +125,8 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
             Box::new(Windows::new(q, boost, p.time("starvation", 4000.0)?))
         }
         "freebsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
-        "linux" => {
-            let rr = p.time("rr_quantum", 100.0)?;
-            Box::new(linux::linux(rr, cfs(&mut p)?))
-        }
+        "eevdf" => Box::new(Eevdf::new(eevdf::features(&mut p)?)),
+        "linux" => Box::new(linux::Linux::new(linux::LinuxParams::parse(&mut p)?)),
         other => {
             let known: Vec<&str> = CATALOGUE.iter().map(|(s, _)| s.split(':').next().unwrap_or(s)).collect();
             return Err(p.error("policy", format!("unknown policy `{other}` (known: {})", known.join(", "))));
@@ -128,7 +138,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
 
 /// `mlq:queues=fcfs+prio`: sub-specs joined by `+`, each `name/key=value/key=value`.
 /// CFS with its tunables (Linux defaults: latency 6 ms, min_granularity 0.75 ms,
-/// wakeup_granularity 1 ms); for `cfs` and the CFS class of `linux`.
+/// wakeup_granularity 1 ms).
 fn cfs(p: &mut Params) -> Result<Cfs, SpecError> {
     Ok(Cfs::new(p.time("latency", 6.0)?, p.time("min_granularity", 0.75)?, p.time("wakeup_granularity", 1.0)?))
 }

@@ -1,11 +1,11 @@
-//! Priority scheduling; a lower number is a higher priority. One implementation, three uses:
+//! Priority scheduling; a lower number is a higher priority. One implementation, two uses:
 //! - `prio`: non-pre-emptive — the best queued task runs until its burst ends;
 //! - `prio-preempt`: a newly runnable better task pre-empts; optional `aging` (a queued task's
 //!   priority improves continuously, one level per `aging` ms waited, so low priorities do not
 //!   starve). Linear aging makes the order a fixed key — `priority × aging + enqueue time`, the
-//!   moment the task's aged priority would reach 0 — so the queue stays a plain heap;
-//! - Linux's real-time class inside `linux`: pre-emptive, FIFO among equals, and tasks of class
-//!   `rr` get a quantum (SCHED_RR) while `fifo` tasks run until they block (SCHED_FIFO).
+//!   moment the task's aged priority would reach 0 — so the queue stays a plain heap.
+//!
+//! (Linux's real-time class, where a higher number wins, is `linux/rt.rs`.)
 
 use super::common::{KeyQueue, PerTask};
 use super::spec::ms;
@@ -15,33 +15,18 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, T
 pub struct Priority {
     preemptive: bool,
     aging: Option<Dur>,
-    /// Quantum for equal-priority round robin (all tasks, or only class `rr` when `rr_class_only`).
+    /// Quantum for equal-priority round robin.
     quantum: Option<Dur>,
-    rr_class_only: bool,
     /// Key: priority (no aging) or `priority × aging + enqueue time` in ns (aging).
     q: KeyQueue<i128>,
     /// Effective priority of a running task in key units at the time it was picked (for `preempts`).
     running_prio: PerTask<i128>,
-    rr: PerTask<bool>,
 }
 
 impl Priority {
     /// `prio` (pre-emptive = false) or `prio-preempt`.
     pub fn new(preemptive: bool, aging: Option<Dur>, quantum: Option<Dur>) -> Self {
-        Priority {
-            preemptive,
-            aging,
-            quantum,
-            rr_class_only: false,
-            q: KeyQueue::default(),
-            running_prio: PerTask::default(),
-            rr: PerTask::default(),
-        }
-    }
-
-    /// Linux's real-time class: pre-emptive; `rr` tasks get `quantum`, `fifo` tasks none.
-    pub fn linux_rt(quantum: Dur) -> Self {
-        Priority { rr_class_only: true, ..Priority::new(true, None, Some(quantum)) }
+        Priority { preemptive, aging, quantum, q: KeyQueue::default(), running_prio: PerTask::default() }
     }
 
     fn key(&self, prio: i32, now: Time) -> i128 {
@@ -68,7 +53,7 @@ impl Policy for Priority {
         if let Some(a) = self.aging {
             params.push(format!("aging={}", ms(a)));
         }
-        if let (Some(q), false) = (self.quantum, self.rr_class_only) {
+        if let Some(q) = self.quantum {
             params.push(format!("quantum={}", ms(q)));
         }
         if !params.is_empty() {
@@ -78,7 +63,6 @@ impl Policy for Priority {
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
-        self.rr.set(task.id, !self.rr_class_only || task.class == Some("rr"));
         let key = self.key(task.priority, now);
         self.q.enqueue(task, key, why);
     }
@@ -90,8 +74,7 @@ impl Policy for Priority {
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         let (task, key) = self.q.pop(cpu)?;
         self.running_prio.set(task, self.effective(key, now));
-        let slice = if self.rr.get(task) { self.quantum } else { None };
-        Some(Pick { task, slice })
+        Some(Pick { task, slice: self.quantum })
     }
 
     fn charge(&mut self, _task: TaskId, _ran: Dur, _now: Time) {}

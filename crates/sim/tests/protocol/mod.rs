@@ -1,7 +1,8 @@
 //! A policy wrapper that checks the host keeps the call protocol of `schedlab_sim::policy`: a
 //! task is enqueued only when it is neither queued nor picked; only queued tasks are picked,
 //! re-queued or asked to pre-empt; every pick is charged exactly once before the task is queued
-//! again or exits; a running task's priority change goes to `prio_changed`. Violations are
+//! again, blocks or exits; only a just-charged task blocks; a running task's priority change
+//! goes to `prio_changed`; `preempt_current` is asked only of running tasks. Violations are
 //! collected (shared by every instance of a run, so per-CPU queues can be checked together).
 
 use schedlab_sim::{EnqueueReason, Pick, Policy, TaskView};
@@ -94,5 +95,36 @@ impl Policy for Checked {
     fn requeue(&mut self, task: &TaskView, now: u64) {
         self.expect(task.id, Some(State::Queued), "requeue");
         self.inner.requeue(task, now);
+    }
+
+    fn blocked(&mut self, task: usize, now: u64) {
+        // Only a task just charged (neither queued nor picked) can block.
+        self.expect(task, None, "blocked");
+        self.inner.blocked(task, now);
+    }
+
+    fn set_tick(&mut self, tick: Option<u64>) {
+        self.inner.set_tick(tick);
+    }
+
+    fn tick_driven(&self) -> bool {
+        self.inner.tick_driven()
+    }
+
+    fn next_timer(&self) -> Option<u64> {
+        self.inner.next_timer()
+    }
+
+    fn timer(&mut self, now: u64) {
+        self.inner.timer(now);
+    }
+
+    fn preempt_current(&mut self, running: usize, now: u64) -> bool {
+        self.expect(running, Some(State::Picked), "preempt_current");
+        self.inner.preempt_current(running, now)
+    }
+
+    fn throttled(&self, task: usize) -> bool {
+        self.inner.throttled(task)
     }
 }
