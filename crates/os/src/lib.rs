@@ -11,6 +11,7 @@ pub mod child;
 pub mod clock;
 pub mod error;
 pub mod irq;
+pub mod kconfig;
 pub mod machine;
 pub mod perf;
 pub mod process;

@@ -30,6 +30,12 @@ pub struct MachineFacts {
     /// The 1-minute load average when the facts were collected: other work on the machine.
     #[serde(default)]
     pub load_avg_1m: Option<f64>,
+    /// The kernel's tick frequency (CONFIG_HZ from /proc/config.gz or /boot/config-<release>).
+    #[serde(default)]
+    pub hz: Option<u32>,
+    /// EEVDF's base slice in ns (debugfs `sched/base_slice_ns`), when the kernel lets us read it.
+    #[serde(default)]
+    pub base_slice_ns: Option<u64>,
 }
 
 impl MachineFacts {
@@ -59,6 +65,10 @@ impl MachineFacts {
             load_avg_1m: std::fs::read_to_string("/proc/loadavg")
                 .ok()
                 .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok())),
+            hz: crate::kconfig::value("CONFIG_HZ").and_then(|v| v.parse().ok()),
+            base_slice_ns: std::fs::read_to_string("/sys/kernel/debug/sched/base_slice_ns")
+                .ok()
+                .and_then(|s| s.trim().parse().ok()),
         }
     }
 

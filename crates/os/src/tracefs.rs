@@ -1,13 +1,14 @@
-//! tracefs: find or mount it, capture `sched:sched_switch` in a private trace instance
-//! (`/sys/kernel/tracing/instances/<name>`, so global tracing is left alone), parse the
-//! events, and remove the instance — and unmount tracefs if we mounted it — when dropped.
+//! tracefs: find or mount it, record scheduler tracepoints in a private trace instance
+//! (`/sys/kernel/tracing/instances/<name>`, so global tracing is left alone), hand back the
+//! raw text (the `schedlab-trace` crate parses it), and remove the instance — and unmount
+//! tracefs if we mounted it — when dropped. Instances named `<prefix><pid>` whose process is
+//! gone (a run killed with SIGKILL) are removed by the next run.
 //!
 //! The instance uses the `mono` trace clock, so event times are CLOCK_MONOTONIC and line up
 //! with [`crate::clock::monotonic_ns`], and `overwrite` off, so a full buffer keeps the
-//! beginning of a run and drops the rest instead of the other way round.
+//! beginning of a run and drops the rest (counted as lost events) instead of the other way round.
 
 use crate::{OsError, OsResult};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Where tracefs is usually mounted.
@@ -57,51 +58,44 @@ impl Drop for TraceFs {
     }
 }
 
-/// One `sched_switch` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SwitchEvent {
-    pub cpu: usize,
-    /// CLOCK_MONOTONIC nanoseconds (microsecond resolution in the text format).
-    pub ts_ns: u64,
-    pub prev_comm: String,
-    pub prev_pid: i32,
-    pub prev_prio: i32,
-    /// `R` (or `R+`) = pre-empted while runnable; `S`, `D`, ... = blocked.
-    pub prev_state: String,
-    pub next_comm: String,
-    pub next_pid: i32,
-    pub next_prio: i32,
-}
+/// The scheduler tracepoints a full recording enables (`trace record`, `validate`).
+pub const SCHED_EVENTS: &[&str] = &[
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "sched/sched_wakeup_new",
+    "sched/sched_waking",
+    "sched/sched_process_fork",
+    "sched/sched_process_exec",
+    "sched/sched_process_exit",
+    "sched/sched_migrate_task",
+];
 
-impl SwitchEvent {
-    /// The outgoing task was still runnable: an involuntary switch.
-    pub fn preempted(&self) -> bool {
-        self.prev_state.starts_with('R')
-    }
-}
-
-/// A private trace instance recording `sched:sched_switch`; removed on drop.
+/// A private trace instance recording some tracepoints; removed on drop.
 #[derive(Debug)]
 pub struct Instance {
     dir: PathBuf,
+    events: Vec<String>,
 }
 
 impl Instance {
     /// Create `instances/<name>` under `fs` with a per-CPU buffer of `buffer_kb`, the mono
-    /// clock, overwrite off and sched_switch enabled (tracing stays off until [`Instance::on`]).
-    pub fn create(fs: &TraceFs, name: &str, buffer_kb: usize) -> OsResult<Self> {
+    /// clock, overwrite off and `events` (`sched/sched_switch`, …) enabled; tracing stays off
+    /// until [`Instance::on`].
+    pub fn create(fs: &TraceFs, name: &str, buffer_kb: usize, events: &[&str]) -> OsResult<Self> {
         if name.is_empty() || name.contains('/') {
             return Err(OsError::invalid("trace instance name", name, "must be a plain, non-empty name"));
         }
         let dir = fs.root.join("instances").join(name);
         std::fs::create_dir(&dir)
             .map_err(|e| OsError::from_io(format!("creating trace instance {}", dir.display()), e))?;
-        let inst = Instance { dir };
+        let inst = Instance { dir, events: events.iter().map(|e| e.to_string()).collect() };
         inst.write("tracing_on", "0")?;
         inst.write("trace_clock", "mono")?;
         inst.write("options/overwrite", "0")?;
         inst.write("buffer_size_kb", &buffer_kb.to_string())?;
-        inst.write("events/sched/sched_switch/enable", "1")?;
+        for e in events {
+            inst.write(&format!("events/{e}/enable"), "1")?;
+        }
         Ok(inst)
     }
 
@@ -144,12 +138,15 @@ impl Instance {
         self.write("tracing_on", if on { "1" } else { "0" })
     }
 
-    /// Read and parse every sched_switch event in the buffer (tracing should be off).
-    pub fn read_switches(&self) -> OsResult<Vec<SwitchEvent>> {
+    /// The tracepoints it records.
+    pub fn events(&self) -> &[String] {
+        &self.events
+    }
+
+    /// The buffer as text, in the `trace` file's format (tracing should be off).
+    pub fn read_text(&self) -> OsResult<String> {
         let path = self.dir.join("trace");
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| OsError::from_io(format!("reading {}", path.display()), e))?;
-        Ok(text.lines().filter_map(parse_switch_line).collect())
+        std::fs::read_to_string(&path).map_err(|e| OsError::from_io(format!("reading {}", path.display()), e))
     }
 }
 
@@ -161,67 +158,15 @@ impl Drop for Instance {
     }
 }
 
-/// Stop an instance recording and remove it.
+/// Stop an instance recording and remove it (the kernel disables its events with it).
 fn remove_instance_dir(dir: &Path) -> std::io::Result<()> {
     let _ = std::fs::write(dir.join("tracing_on"), "0");
-    let _ = std::fs::write(dir.join("events/sched/sched_switch/enable"), "0");
     std::fs::remove_dir(dir)
-}
-
-/// Parse one line of the text `trace` file, e.g.
-/// `  bash-1234  [001] d..2.  5.123456: sched_switch: prev_comm=bash prev_pid=1234 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120`.
-/// Comments and other events give `None`.
-pub fn parse_switch_line(line: &str) -> Option<SwitchEvent> {
-    let (head, body) = line.split_once(": sched_switch: ")?;
-    let cpu_start = head.find('[')?;
-    let cpu_end = head[cpu_start..].find(']')? + cpu_start;
-    let cpu: usize = head[cpu_start + 1..cpu_end].trim().parse().ok()?;
-    let ts_text = head.rsplit(' ').next()?.trim_end_matches(':');
-    let (secs, frac) = ts_text.split_once('.')?;
-    let frac_ns: u64 = format!("{frac:0<9}")[..9].parse().ok()?;
-    let ts_ns = secs.parse::<u64>().ok()? * 1_000_000_000 + frac_ns;
-    let (prev, next) = body.split_once(" ==> ")?;
-    // comm may contain spaces, so split on the known keys rather than on whitespace.
-    let field = |s: &str, key: &str, next_key: Option<&str>| -> Option<String> {
-        let start = s.find(key)? + key.len();
-        let rest = &s[start..];
-        let end = match next_key {
-            Some(k) => rest.find(k)?,
-            None => rest.len(),
-        };
-        Some(rest[..end].trim().to_string())
-    };
-    Some(SwitchEvent {
-        cpu,
-        ts_ns,
-        prev_comm: field(prev, "prev_comm=", Some(" prev_pid="))?,
-        prev_pid: field(prev, "prev_pid=", Some(" prev_prio="))?.parse().ok()?,
-        prev_prio: field(prev, "prev_prio=", Some(" prev_state="))?.parse().ok()?,
-        prev_state: field(prev, "prev_state=", None)?,
-        next_comm: field(next, "next_comm=", Some(" next_pid="))?,
-        next_pid: field(next, "next_pid=", Some(" next_prio="))?.parse().ok()?,
-        next_prio: field(next, "next_prio=", None)?.parse().ok()?,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_switch_lines() {
-        let l = "  kworker/u4:1 x-37      [001] d..2.  1234.567891: sched_switch: prev_comm=kworker/u4:1 x \
-                 prev_pid=37 prev_prio=120 prev_state=R+ ==> next_comm=schedlab next_pid=4242 next_prio=49";
-        let e = parse_switch_line(l).unwrap();
-        assert_eq!(e.cpu, 1);
-        assert_eq!(e.ts_ns, 1_234_567_891_000);
-        assert_eq!(e.prev_comm, "kworker/u4:1 x");
-        assert_eq!((e.prev_pid, e.prev_prio), (37, 120));
-        assert!(e.preempted());
-        assert_eq!((e.next_comm.as_str(), e.next_pid, e.next_prio), ("schedlab", 4242, 49));
-        assert!(parse_switch_line("# tracer: nop").is_none());
-        assert!(parse_switch_line("  bash-1 [000] d..2. 1.5: sched_wakeup: comm=x pid=2").is_none());
-    }
 
     #[test]
     fn instances_of_dead_processes_are_removed_and_live_ones_kept() {
@@ -231,10 +176,11 @@ mod tests {
         let fs = TraceFs::open().unwrap();
         let prefix = format!("schedlab-orphan-test-{}-", std::process::id());
         // Above any pid_max (at most 2^22), so no such process can exist.
-        let dead = Instance::create(&fs, &format!("{prefix}99999999"), 64).unwrap();
+        let dead = Instance::create(&fs, &format!("{prefix}99999999"), 64, &["sched/sched_switch"]).unwrap();
         let dead_dir = dead.dir().to_path_buf();
         std::mem::forget(dead);
-        let live = Instance::create(&fs, &format!("{prefix}{}", std::process::id()), 64).unwrap();
+        let live =
+            Instance::create(&fs, &format!("{prefix}{}", std::process::id()), 64, &["sched/sched_switch"]).unwrap();
         assert_eq!(Instance::remove_orphans(&fs, &prefix), 1);
         assert!(!dead_dir.exists());
         assert!(live.dir().exists());
@@ -246,20 +192,23 @@ mod tests {
             return;
         }
         let fs = TraceFs::open().unwrap();
-        let inst = Instance::create(&fs, &format!("schedlab-test-{}", std::process::id()), 256).unwrap();
+        let inst = Instance::create(&fs, &format!("schedlab-test-{}", std::process::id()), 256, SCHED_EVENTS).unwrap();
         inst.clear().unwrap();
         inst.on(true).unwrap();
         for _ in 0..5 {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         inst.on(false).unwrap();
-        let ev = inst.read_switches().unwrap();
+        let text = inst.read_text().unwrap();
         let me = nix::unistd::gettid().as_raw();
+        // A voluntary switch away from this thread (it slept), and its wake-up.
+        let ours = format!("prev_pid={me} ");
         assert!(
-            ev.iter().any(|e| e.prev_pid == me && !e.preempted()),
-            "no voluntary switch of ours among {}",
-            ev.len()
+            text.lines().any(|l| l.contains("sched_switch:") && l.contains(&ours) && l.contains("prev_state=S")),
+            "no voluntary switch of ours in {} lines",
+            text.lines().count()
         );
+        assert!(text.contains("sched_wakeup: comm=") && text.contains(&format!("pid={me} ")));
         let dir = inst.dir().to_path_buf();
         drop(inst);
         assert!(!dir.exists());

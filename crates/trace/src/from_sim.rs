@@ -25,12 +25,12 @@ pub struct FromSimOptions {
     pub pids: Option<Vec<Pid>>,
 }
 
-/// The `prio` a trace would show for a task of this spec: −1 deadline, the priority for
-/// fifo/rr (0..=98, lower = higher), else 120 + nice.
+/// The `prio` a trace would show for a task of this spec: −1 deadline, 99 − RT priority for
+/// fifo/rr (the workload's `priority` is the Linux RT priority there, 1..=99), else 120 + nice.
 pub fn trace_prio(spec: &TaskSpec) -> i32 {
     match spec.class.as_deref() {
         Some("deadline") => -1,
-        Some("fifo") | Some("rr") => spec.priority.clamp(0, 98),
+        Some("fifo") | Some("rr") => 99 - spec.priority.clamp(1, 99),
         _ => 120 + spec.nice.clamp(-20, 19),
     }
 }

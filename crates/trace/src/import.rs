@@ -111,10 +111,9 @@ pub struct ImportedTask {
     pub start: u64,
     /// CPU time imported (= Σ CPU bursts).
     pub cpu_ns: u64,
-    /// SCHED_DEADLINE runtime from the metadata. `TaskSpec` has no field for it yet: it goes to
-    /// `TaskSpec::runtime` once that exists.
+    /// SCHED_DEADLINE runtime from the metadata (the workload's `runtime`).
     pub dl_runtime_ns: Option<u64>,
-    /// A custom slice from the metadata (EEVDF). `TaskSpec` has no field for it yet.
+    /// A custom slice from the metadata (EEVDF; the workload's `runtime` for a fair task).
     pub slice_ns: Option<u64>,
 }
 
@@ -322,27 +321,30 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
                     _ => None,
                 })
                 .unwrap_or(0);
+            // In the simulator's `linux` model a fifo/rr task's `priority` is its Linux RT
+            // priority (a higher number wins), as sched_setattr takes it.
             s.priority = match (m.rt_priority, seen) {
-                (Some(rt), _) => 99 - rt.clamp(1, 99) as i32,
-                (None, Some(PrioClass::RealTime { rt_priority })) => 99 - rt_priority as i32,
+                (Some(rt), _) => rt.clamp(1, 99) as i32,
+                (None, Some(PrioClass::RealTime { rt_priority })) => rt_priority as i32,
                 _ => 0,
             };
             if let Some(slice) = m.slice_ns {
                 s.slice = Some(slice);
-                note(
-                    notes,
-                    t.pid,
-                    NoteKind::Slice,
-                    format!("custom slice {slice} ns is in the report only: TaskSpec has no slice field yet"),
-                );
+                note(notes, t.pid, NoteKind::Slice, format!("custom slice {slice} ns (the task's runtime)"));
             }
             if m.policy == SchedPolicy::Deadline {
                 s.deadline = m.dl_deadline_ns;
                 s.period = m.dl_period_ns;
                 s.dl_runtime = m.dl_runtime_ns;
-                note(notes, t.pid, NoteKind::Deadline, format!(
-                    "DL runtime {:?} ns is in the report only: TaskSpec has no runtime field yet; deadline {:?}, period {:?} ns",
-                    m.dl_runtime_ns, m.dl_deadline_ns, m.dl_period_ns));
+                note(
+                    notes,
+                    t.pid,
+                    NoteKind::Deadline,
+                    format!(
+                        "SCHED_DEADLINE runtime {:?}, deadline {:?}, period {:?} ns from the metadata",
+                        m.dl_runtime_ns, m.dl_deadline_ns, m.dl_period_ns
+                    ),
+                );
             }
         }
         None => {
@@ -353,14 +355,14 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
                 Some(PrioClass::Fair { nice }) => s.nice = nice,
                 Some(PrioClass::RealTime { rt_priority }) => {
                     s.class = Some("fifo".into());
-                    s.priority = 99 - rt_priority as i32;
+                    s.priority = rt_priority as i32;
                     note(
                         notes,
                         t.pid,
                         NoteKind::PolicyGuessed,
                         format!(
-                            "real-time prio {}: SCHED_FIFO or SCHED_RR, the trace cannot tell; fifo assumed",
-                            99 - rt_priority
+                            "real-time priority {rt_priority}: SCHED_FIFO or SCHED_RR, the trace cannot tell; \
+                             fifo assumed"
                         ),
                     );
                 }
@@ -496,6 +498,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             affinity: p.affinity.clone(),
             class: p.sched.class.clone(),
             locks: Vec::new(),
+            runtime: p.sched.dl_runtime.or(p.sched.slice),
         });
         report_tasks.push(ImportedTask {
             pid: p.pid,
@@ -539,7 +542,8 @@ mod tests {
         let names: Vec<&str> = w.tasks.iter().map(|t| &*t.name).collect();
         assert_eq!(names, vec!["t-10", "t-11", "t-12", "t-13"]);
         assert_eq!((w.tasks[0].class.as_deref(), w.tasks[0].deadline), (Some("deadline"), None));
-        assert_eq!((w.tasks[1].class.as_deref(), w.tasks[1].priority), (Some("fifo"), 9));
+        // prio 9 = RT priority 90.
+        assert_eq!((w.tasks[1].class.as_deref(), w.tasks[1].priority), (Some("fifo"), 90));
         assert_eq!((w.tasks[2].class.as_deref(), w.tasks[2].nice), (None, 5));
         assert_eq!((w.tasks[3].class.as_deref(), w.tasks[3].nice), (None, 0));
         let kinds = |pid| imp.report.notes_for(pid).map(|n| n.kind).collect::<Vec<_>>();

@@ -63,9 +63,10 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     let imp = import(&tl(), &ImportOptions { meta: Some(meta), ..ImportOptions::new(Select::All) });
     let w = &imp.workload;
     let (ta, tc, tb) = (&w.tasks[0], &w.tasks[1], &w.tasks[2]);
-    assert_eq!((ta.class.as_deref(), ta.priority, ta.affinity.as_deref()), (Some("fifo"), 49, Some(&[1][..])));
+    assert_eq!((ta.class.as_deref(), ta.priority, ta.affinity.as_deref()), (Some("fifo"), 50, Some(&[1][..])));
     assert_eq!((tb.class.as_deref(), tb.deadline, tb.period), (Some("deadline"), Some(100_000), Some(200_000)));
     assert_eq!(imp.report.tasks[2].dl_runtime_ns, Some(20_000));
+    assert_eq!(imp.workload.tasks[2].runtime, Some(20_000), "the DL runtime is the workload's runtime");
     assert_eq!((tc.class.as_deref(), tc.nice), (None, 3));
     assert_eq!((imp.report.tasks[1].slice_ns, imp.report.tasks[0].slice_ns), (Some(3_000_000), None));
     // The trace shows prio 120 for A and B: the sidecar wins, and the report says so.

@@ -14,13 +14,14 @@
 
 use super::case::{CaseFrame, CaseResult, ChildOutcome};
 use super::params::{Params, WorkloadKind};
+use super::trace::{self, SwitchEvent};
 use anyhow::{bail, Context};
 use schedlab_os::affinity::{self, AffinityGuard};
 use schedlab_os::child::{Batch, ChildSpec, Output, ProcessHeadroom};
 use schedlab_os::process::Signal;
 use schedlab_os::rusage::ExitStatus;
 use schedlab_os::sched::{self, LinuxPolicy, SchedGuard, SchedParams};
-use schedlab_os::tracefs::{Instance, SwitchEvent};
+use schedlab_os::tracefs::Instance;
 use schedlab_os::{signals, OsError};
 use std::time::{Duration, Instant};
 
@@ -37,8 +38,8 @@ pub struct Harness {
 /// What a case produced besides its numbers.
 pub struct CaseRun {
     pub result: CaseResult,
-    /// sched_switch events from release to the last reap, when tracing.
-    pub trace: Option<Vec<SwitchEvent>>,
+    /// sched_switch events from release to the last reap, when tracing, and the raw trace.
+    pub trace: Option<(Vec<SwitchEvent>, String)>,
     /// Pids of the case's children (to tell them apart in a trace).
     pub pids: Vec<i32>,
     pub release_ns: u64,
@@ -174,7 +175,8 @@ impl Harness {
         let events = match trace {
             Some(t) => {
                 t.on(false)?;
-                Some(t.read_switches()?)
+                let text = t.read_text()?;
+                Some((trace::switches(&text), text))
             }
             None => None,
         };

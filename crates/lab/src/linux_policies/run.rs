@@ -54,6 +54,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     let mut cases: Vec<CaseResult> = Vec::new();
     let mut trace_docs: Vec<Value> = Vec::new();
     let mut trace_figs: Vec<Figure> = Vec::new();
+    let mut trace_texts: Vec<DataFile> = Vec::new();
     let mut interrupted = false;
     for (i, &(n, p, w)) in plan.iter().enumerate() {
         if signals::stop_requested() {
@@ -70,12 +71,14 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
             }
             Err(e) => return Err(e),
         };
-        if let Some(events) = &run.trace {
+        if let Some((events, text)) = &run.trace {
             let title = format!("sched_switch per CPU: {p} {w}, {n} processes");
             let (gantt, summary) = trace::timeline(events, &run.pids, run.release_ns, &title);
             let file = format!("trace_{p}_{w}_{n}.svg");
+            let raw = format!("trace_{p}_{w}_{n}.txt");
+            trace_texts.push(DataFile::text(raw.clone(), text.clone()));
             trace_docs.push(json!({
-                "policy": p, "workload": w, "procs": n, "file": file, "summary": summary,
+                "policy": p, "workload": w, "procs": n, "file": file, "raw": raw, "summary": summary,
                 "rusage_involuntary_ctx": run.result.involuntary_ctx,
             }));
             trace_figs.push(Figure {
@@ -142,6 +145,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     section.parameters = serde_json::to_value(params)?;
     section.results = data;
     section.files = vec![DataFile::text("table_data.txt", text.clone()), cases_csv(&cases)];
+    section.files.extend(trace_texts);
     Ok(RunOutput { section, table_data: text, cases })
 }
 

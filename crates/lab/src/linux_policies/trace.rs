@@ -1,9 +1,12 @@
-//! `--trace`: a tracefs instance that records `sched:sched_switch` during each case, and the
-//! per-CPU timeline drawn from it (who ran on which CPU when, in the spirit of
+//! `--trace`: a tracefs instance that records the scheduler tracepoints during each case (the
+//! raw text is kept in the run directory, ready for `schedlab trace import`), and the per-CPU
+//! timeline drawn from its `sched_switch` events (who ran on which CPU when, in the spirit of
 //! `perf sched map`), with a count of the children's pre-emptions to set beside rusage.
 
-use schedlab_os::tracefs::{Instance, SwitchEvent, TraceFs};
+use schedlab_os::tracefs::{Instance, TraceFs, SCHED_EVENTS};
 use schedlab_report::svg::{Gantt, GanttBar};
+use schedlab_trace::event::Switch;
+use schedlab_trace::{EventKind, Format};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,9 +32,37 @@ impl Tracer {
         if orphans > 0 {
             eprintln!("schedlab: removed {orphans} trace instance(s) left by killed runs");
         }
-        let instance = Instance::create(&fs, &format!("{INSTANCE_PREFIX}{}", std::process::id()), BUFFER_KB)?;
+        let name = format!("{INSTANCE_PREFIX}{}", std::process::id());
+        let instance = Instance::create(&fs, &name, BUFFER_KB, SCHED_EVENTS)?;
         Ok(Tracer { instance, fs })
     }
+}
+
+/// A `sched_switch` and the CPU and time (ns) it happened at.
+#[derive(Debug, Clone)]
+pub struct SwitchEvent {
+    pub cpu: usize,
+    pub ts_ns: u64,
+    pub switch: Switch,
+}
+
+impl std::ops::Deref for SwitchEvent {
+    type Target = Switch;
+    fn deref(&self) -> &Switch {
+        &self.switch
+    }
+}
+
+/// The `sched_switch` events of a raw trace (tracefs text).
+pub fn switches(text: &str) -> Vec<SwitchEvent> {
+    schedlab_trace::parse(text, Some(Format::Tracefs))
+        .events
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Switch(switch) => Some(SwitchEvent { cpu: e.cpu, ts_ns: e.ts, switch }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What one case's trace says, in numbers.
@@ -150,13 +181,15 @@ mod tests {
         SwitchEvent {
             cpu,
             ts_ns: ms * 1_000_000,
-            prev_comm: format!("p{prev}"),
-            prev_pid: prev,
-            prev_prio: 120,
-            prev_state: state.into(),
-            next_comm: format!("p{next}"),
-            next_pid: next,
-            next_prio: 120,
+            switch: Switch {
+                prev_comm: format!("p{prev}"),
+                prev_pid: prev,
+                prev_prio: 120,
+                prev_state: state.into(),
+                next_comm: format!("p{next}"),
+                next_pid: next,
+                next_prio: 120,
+            },
         }
     }
 
@@ -180,5 +213,16 @@ mod tests {
         assert_eq!(g.lanes, vec!["CPU 0", "CPU 1"]);
         assert_eq!(g.bars.len(), 4);
         assert!(g.to_svg().contains("#1"));
+    }
+
+    #[test]
+    fn switches_are_read_from_tracefs_text() {
+        let text =
+            "# tracer: nop\n          <idle>-0       [001] d..2.   100.000100: sched_switch: prev_comm=swapper/1 \
+                    prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=42 next_prio=120\n\
+                    sh-42 [001] d..2. 100.000300: sched_wakeup: comm=x pid=43 prio=120 target_cpu=001\n";
+        let s = switches(text);
+        assert_eq!(s.len(), 1, "only the switch");
+        assert_eq!((s[0].cpu, s[0].ts_ns, s[0].next_pid), (1, 100_000_100_000, 42));
     }
 }

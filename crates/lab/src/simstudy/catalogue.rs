@@ -2,7 +2,8 @@
 //! every policy (including the FreeBSD, Solaris, Windows and Linux models) side by side on a
 //! standard mixed workload of CPU and I/O bursts on two CPUs.
 
-use super::{compare, gantt};
+use super::compare::{self, TickChoice};
+use super::gantt;
 use crate::Scale;
 use schedlab_report::section::{Figure, Section, Table, Verdict};
 use schedlab_sim::engine::{SimConfig, SimResult};
@@ -12,6 +13,10 @@ use schedlab_sim::workload::{TaskSpec, Workload};
 use serde_json::json;
 
 const MS: u64 = 1_000_000;
+
+/// The Linux models run with a 4 ms tick (HZ=250, a common default) so the catalogue is the
+/// same on every machine; the textbook policies end slices exactly.
+const LINUX_TICK: TickChoice = TickChoice::ForLinux(Some(4 * MS));
 
 fn wl(tasks: &[(&str, u64, u64, i32)]) -> Workload {
     Workload {
@@ -56,7 +61,8 @@ pub fn section(scale: Scale) -> Section {
     let mut all_exact = true;
     let mut details = vec![];
     for (case, w, spec, expect) in textbook_cases() {
-        let r = compare::run_all(&w, &[spec.to_string()], &SimConfig::default(), false).expect("known spec");
+        let r = compare::run_all(&w, &[spec.to_string()], &SimConfig::default(), false, TickChoice::NONE)
+            .expect("known spec");
         let got = r[0].overall.avg_waiting / 1e6;
         let exact = (got - expect).abs() < 1e-9;
         all_exact &= exact;
@@ -80,7 +86,7 @@ pub fn section(scale: Scale) -> Section {
 
     let classic = wl(&[("P1", 0, 10, 3), ("P2", 0, 1, 1), ("P3", 0, 2, 4), ("P4", 0, 1, 5), ("P5", 0, 5, 2)]);
     let specs: Vec<String> = ["fcfs", "rr:quantum=2", "sjf", "srtf", "prio"].iter().map(|x| x.to_string()).collect();
-    let rs = compare::run_all(&classic, &specs, &SimConfig::default(), false).expect("known specs");
+    let rs = compare::run_all(&classic, &specs, &SimConfig::default(), false, TickChoice::NONE).expect("known specs");
     s.figures.push(Figure {
         title: "Five processes under five algorithms".into(),
         file: "gantt_textbook.svg".into(),
@@ -91,12 +97,14 @@ pub fn section(scale: Scale) -> Section {
     let w = mixed_workload(scale);
     let cfg = SimConfig { cpus: 2, switch_cost: 10_000, record_slices: false, ..SimConfig::default() };
     let specs: Vec<String> = CATALOGUE.iter().map(|(sp, _)| sp.to_string()).collect();
-    let mut results = compare::run_all(&w, &specs, &cfg, false).expect("catalogue specs parse");
-    let per_cpu = compare::run_all(&w, &["rr:quantum=4".to_string(), "cfs".to_string()], &cfg, true).expect("known");
+    let mut results = compare::run_all(&w, &specs, &cfg, false, LINUX_TICK).expect("catalogue specs parse");
+    let per_cpu =
+        compare::run_all(&w, &["rr:quantum=4".to_string(), "cfs".to_string()], &cfg, true, LINUX_TICK).expect("known");
     results.extend(per_cpu);
     let mut table = compare::comparison_table(&results);
     table.title = format!(
-        "{} tasks, Poisson arrivals, 3 CPU bursts (mean 4 ms) with I/O (mean 10 ms), 2 CPUs, 10 µs switch cost",
+        "{} tasks, Poisson arrivals, 3 CPU bursts (mean 4 ms) with I/O (mean 10 ms), 2 CPUs, 10 µs switch cost; \
+         eevdf and linux with a 4 ms tick",
         w.tasks.len()
     );
     s.tables.push(table);
@@ -171,7 +179,7 @@ fn solaris_check() -> (Verdict, Table) {
     let w = Workload { cpus: Some(1), tasks };
     let specs: Vec<String> =
         ["solaris_ts", "rr:quantum=20", "rr:quantum=120", "fcfs"].iter().map(|x| x.to_string()).collect();
-    let rs = compare::run_all(&w, &specs, &SimConfig::default(), false).expect("known specs");
+    let rs = compare::run_all(&w, &specs, &SimConfig::default(), false, TickChoice::NONE).expect("known specs");
     let mean = |r: &SimResult, pre: &str, f: &dyn Fn(&schedlab_sim::engine::TaskResult) -> f64| {
         let v: Vec<f64> = r.tasks.iter().filter(|t| t.name.starts_with(pre)).map(f).collect();
         v.iter().sum::<f64>() / v.len() as f64

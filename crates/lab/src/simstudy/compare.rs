@@ -6,6 +6,7 @@ use schedlab_report::section::{Figure, Section, Table};
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::workload::Workload;
+use schedlab_sim::{Dur, Policy};
 use serde_json::{json, Value};
 
 /// `schedlab sim run` as a section: the side-by-side table, per-task tables when asked, a
@@ -51,20 +52,79 @@ pub fn check_specs(specs: &[String]) -> Result<(), SpecError> {
 }
 
 /// Simulate `w` under each spec, with one global queue or per-CPU queues.
-pub fn run_all(w: &Workload, specs: &[String], cfg: &SimConfig, per_cpu: bool) -> Result<Vec<SimResult>, SpecError> {
+pub fn run_all(
+    w: &Workload,
+    specs: &[String],
+    cfg: &SimConfig,
+    per_cpu: bool,
+    tick: TickChoice,
+) -> Result<Vec<SimResult>, SpecError> {
     check_specs(specs)?;
     specs
         .iter()
         .map(|s| {
+            let cfg = SimConfig { tick: tick.for_policy(by_spec(s)?.as_ref()), ..cfg.clone() };
             if per_cpu {
                 let mut qs = (0..cfg.cpus).map(|_| by_spec(s)).collect::<Result<Vec<_>, _>>()?;
-                Ok(simulate_per_cpu(w, &mut qs, cfg))
+                Ok(simulate_per_cpu(w, &mut qs, &cfg))
             } else {
                 let mut p = by_spec(s)?;
-                Ok(simulate(w, p.as_mut(), cfg))
+                Ok(simulate(w, p.as_mut(), &cfg))
             }
         })
         .collect()
+}
+
+/// How the scheduler tick is chosen for each policy of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickChoice {
+    /// This tick for the policies that model a tick-driven kernel (`Policy::tick_driven`: the
+    /// Linux models), exact slice ends for the textbook ones.
+    ForLinux(Option<Dur>),
+    /// This tick (None = exact slice ends) for every policy.
+    Every(Option<Dur>),
+}
+
+impl TickChoice {
+    /// No tick for anyone: every slice ends exactly.
+    pub const NONE: TickChoice = TickChoice::Every(None);
+
+    /// The tick `p` runs with.
+    pub fn for_policy(self, p: &dyn Policy) -> Option<Dur> {
+        match self {
+            TickChoice::ForLinux(t) if p.tick_driven() => t,
+            TickChoice::ForLinux(_) => None,
+            TickChoice::Every(t) => t,
+        }
+    }
+}
+
+/// A spec for this machine: the Linux models (`eevdf`, `linux`) scale their base slice by the
+/// CPU count and clamp lag by the tick, so a spec that does not set `cpus`, `hz` or
+/// `base_slice` gets the host's (the base slice only when the kernel lets us read it).
+pub fn for_host(spec: &str, cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>) -> String {
+    let name = spec.split(':').next().unwrap_or(spec);
+    if !matches!(name, "eevdf" | "linux") {
+        return spec.to_string();
+    }
+    let given = |key: &str| spec.split([':', ',']).any(|kv| kv.split('=').next() == Some(key));
+    let mut extra = vec![];
+    if !given("cpus") {
+        extra.push(format!("cpus={cpus}"));
+    }
+    if let (false, Some(hz)) = (given("hz"), hz) {
+        extra.push(format!("hz={hz}"));
+    }
+    if let (false, Some(ns)) = (given("base_slice"), base_slice_ns) {
+        extra.push(format!("base_slice={}us", ns / 1000));
+    }
+    if extra.is_empty() {
+        spec.to_string()
+    } else if spec.contains(':') {
+        format!("{spec},{}", extra.join(","))
+    } else {
+        format!("{spec}:{}", extra.join(","))
+    }
 }
 
 fn ms(ns: f64) -> f64 {
@@ -234,13 +294,22 @@ mod tests {
                 TaskSpec::cpu("P3", 0, 3_000_000),
             ],
         };
-        let rs = run_all(&w, &["fcfs".into(), "rr:quantum=4".into()], &SimConfig::default(), false).unwrap();
+        let rs = run_all(&w, &["fcfs".into(), "rr:quantum=4".into()], &SimConfig::default(), false, TickChoice::NONE)
+            .unwrap();
         let t = comparison_table(&rs);
         assert_eq!(t.rows[0][1], "17.000");
         assert_eq!(t.rows[1][1], "5.667*");
         let doc = comparison_json(&rs, &SimConfig::default(), false);
         assert_eq!(doc["policies"][0]["avg_waiting"], 17.0);
         assert_eq!(doc["policies"][1]["tasks"][1]["waiting"], 4.0);
-        assert!(run_all(&w, &["fcfs".into(), "rr:quantum=0".into()], &SimConfig::default(), false).is_err());
+        assert_eq!(for_host("eevdf", 4, Some(1000), None), "eevdf:cpus=4,hz=1000");
+        assert_eq!(
+            for_host("linux:rr_quantum=10", 2, Some(250), Some(700_000)),
+            "linux:rr_quantum=10,cpus=2,hz=250,base_slice=700us"
+        );
+        assert_eq!(for_host("eevdf:cpus=8,hz=100", 2, Some(250), None), "eevdf:cpus=8,hz=100");
+        assert_eq!(for_host("rr:quantum=4", 2, Some(250), None), "rr:quantum=4");
+        assert!(run_all(&w, &["fcfs".into(), "rr:quantum=0".into()], &SimConfig::default(), false, TickChoice::NONE)
+            .is_err());
     }
 }

@@ -1,14 +1,13 @@
 //! `schedlab sim`: the scheduling simulator (seeds 003, 004) — compare policies on a workload,
 //! the WRR study, and the engine benchmark against SimPy.
 
+mod run;
+
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use anyhow::{bail, Context, Result};
 use schedlab_lab::simstudy::{bench, compare, wrr_section, wrr_study};
-use schedlab_sim::engine::SimConfig;
-use schedlab_sim::generate;
 use schedlab_sim::policies::spec::parse_time;
-use schedlab_sim::workload::Workload;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -28,66 +27,11 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Cmd {
-    Run(RunArgs),
+    Run(run::RunArgs),
     WrrStudy(WrrArgs),
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
     Policies,
-}
-
-/// Run a workload under one or more policies and compare them side by side.
-///
-/// Workload file (JSON; times in ms, fractions allowed; unknown fields are errors):
-///   {"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24],"priority":3,"weight":1}]}
-/// Task fields: name, arrival, bursts (CPU, I/O, CPU, … — odd count), priority (lower number =
-/// higher priority; default 0), weight (≥ 1; WRR/stride/lottery), nice (−20..19; CFS),
-/// deadline (relative, per job), period + jobs (periodic tasks), affinity (CPU list),
-/// class (queue for mlq: "0","1"…; linux: "deadline"/"fifo"/"rr"; freebsd: "interrupt"/
-/// "realtime"/"idle"; windows: "realtime"/"foreground"), locks ([{"name":"L","burst":0}]: held
-/// for the whole of that CPU burst).
-///
-/// Examples:
-///   schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4 --gantt g.svg
-///   schedlab sim run --generate poisson:n=1000,rate=150,mean=5 --cpus 2 --policy cfs --policy srtf
-#[derive(clap::Args)]
-#[command(verbatim_doc_comment)]
-pub struct RunArgs {
-    /// Workload file (JSON, times in ms).
-    #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
-    workload: Option<PathBuf>,
-    /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5,seed=1`
-    /// (also: bursts=N CPU bursts per task, io=MS mean I/O between them, priorities=K, weights=K).
-    #[arg(long)]
-    generate: Option<String>,
-    /// A policy spec; repeat to compare several (see `schedlab sim policies`).
-    #[arg(long = "policy", required = true)]
-    policies: Vec<String>,
-    /// Number of CPUs (default: the workload's `cpus`, else 1).
-    #[arg(long)]
-    cpus: Option<usize>,
-    /// Context-switch cost, paid when a CPU switches to a different task (default 0).
-    #[arg(long, default_value = "0")]
-    switch_cost: String,
-    /// Stop at this virtual time (unfinished tasks show no finish).
-    #[arg(long)]
-    horizon: Option<String>,
-    /// One run queue per CPU (with wake-up placement and idle pulling) instead of one global queue.
-    #[arg(long)]
-    per_cpu: bool,
-    /// Turn priority inheritance off (a lock holder keeps its own priority).
-    #[arg(long)]
-    no_inherit: bool,
-    /// Also print one table per policy with every task.
-    #[arg(long)]
-    tasks: bool,
-    /// Write a Gantt chart (SVG) of every policy's run.
-    #[arg(long)]
-    gantt: Option<PathBuf>,
-    /// Save the (generated) workload as a JSON file.
-    #[arg(long)]
-    save_workload: Option<PathBuf>,
-    #[command(flatten)]
-    output: OutputArgs,
 }
 
 /// Seed 004 in simulation: WRR work per weight and finish time per start order.
@@ -150,7 +94,7 @@ pub struct BenchArgs {
 /// Run `schedlab sim`.
 pub fn run(args: Args) -> Result<()> {
     match args.cmd {
-        Cmd::Run(a) => run_cmd(a),
+        Cmd::Run(a) => run::run(a),
         Cmd::WrrStudy(a) => wrr_cmd(a),
         Cmd::Bench(a) => bench_cmd(a),
         Cmd::Policies => {
@@ -160,51 +104,8 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-fn time_arg(flag: &str, v: &str) -> Result<u64> {
+pub(super) fn time_arg(flag: &str, v: &str) -> Result<u64> {
     parse_time(v).with_context(|| format!("--{flag} `{v}` is not a time (e.g. 0.01, 10us, 2ms)"))
-}
-
-fn run_cmd(a: RunArgs) -> Result<()> {
-    // Everything is validated before anything runs.
-    let w = match (&a.workload, &a.generate) {
-        (Some(p), _) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display()))?;
-            Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display()))?
-        }
-        (None, Some(g)) => generate::by_spec(g).context("--generate")?,
-        (None, None) => bail!("give --workload FILE or --generate SPEC"),
-    };
-    compare::check_specs(&a.policies)?;
-    let cpus = a.cpus.or(w.cpus).unwrap_or(1);
-    if cpus == 0 || cpus > 1024 {
-        bail!("--cpus {cpus}: must be 1..=1024");
-    }
-    w.check_cpus(cpus).context("workload does not fit --cpus")?;
-    let cfg = SimConfig {
-        cpus,
-        switch_cost: time_arg("switch-cost", &a.switch_cost)?,
-        horizon: a.horizon.as_deref().map(|h| time_arg("horizon", h)).transpose()?,
-        priority_inheritance: !a.no_inherit,
-        record_slices: a.gantt.is_some(),
-        task_results: true,
-        check_invariants: false,
-    };
-    if let Some(p) = &a.save_workload {
-        std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
-    }
-    let host = Host::collect();
-    let results = compare::run_all(&w, &a.policies, &cfg, a.per_cpu)?;
-    let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
-    s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
-        "switch_cost_ns": cfg.switch_cost, "horizon_ns": cfg.horizon, "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
-    let s = output::emit(s, &a.output, &host)?;
-    if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
-        std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
-        if !a.output.json {
-            println!("gantt: {}", path.display());
-        }
-    }
-    Ok(())
 }
 
 fn wrr_cmd(a: WrrArgs) -> Result<()> {

@@ -1,0 +1,153 @@
+//! `schedlab sim run`: a workload under one or more policies, side by side.
+
+use super::time_arg;
+use crate::host::Host;
+use crate::output::{self, OutputArgs};
+use anyhow::{bail, Context, Result};
+use schedlab_lab::simstudy::compare::{self, TickChoice};
+use schedlab_sim::engine::SimConfig;
+use schedlab_sim::generate;
+use schedlab_sim::workload::Workload;
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Run a workload under one or more policies and compare them side by side.
+///
+/// Workload file (JSON; times in ms, fractions allowed; unknown fields are errors):
+///   {"cpus":1,"tasks":[{"name":"P1","arrival":0,"bursts":[24],"priority":3,"weight":1}]}
+/// Task fields: name, arrival, bursts (CPU, I/O, CPU, … — odd count), priority (lower number =
+/// higher priority; default 0), weight (≥ 1; WRR/stride/lottery), nice (−20..19; CFS),
+/// deadline (relative, per job), period + jobs (periodic tasks), affinity (CPU list),
+/// class (queue for mlq: "0","1"…; linux: "deadline"/"fifo"/"rr"; freebsd: "interrupt"/
+/// "realtime"/"idle"; windows: "realtime"/"foreground"), locks ([{"name":"L","burst":0}]: held
+/// for the whole of that CPU burst).
+///
+/// Examples:
+///   schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4 --gantt g.svg
+///   schedlab sim run --generate poisson:n=1000,rate=150,mean=5 --cpus 2 --policy cfs --policy srtf
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct RunArgs {
+    /// Workload file (JSON, times in ms).
+    #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
+    workload: Option<PathBuf>,
+    /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5,seed=1`
+    /// (also: bursts=N CPU bursts per task, io=MS mean I/O between them, priorities=K, weights=K).
+    #[arg(long)]
+    generate: Option<String>,
+    /// A policy spec; repeat to compare several (see `schedlab sim policies`).
+    #[arg(long = "policy", required = true)]
+    policies: Vec<String>,
+    /// Number of CPUs (default: the workload's `cpus`, else 1).
+    #[arg(long)]
+    cpus: Option<usize>,
+    /// The scheduler tick: a slice that has run out is noticed only at the next tick, as on a
+    /// kernel without HRTICK (e.g. 4ms; `off` = exact slice ends). Default: the host's tick
+    /// (CONFIG_HZ) for the policies that model Linux (linux, eevdf), exact ends for the others;
+    /// a value given here applies to every policy.
+    #[arg(long, conflicts_with = "hz")]
+    tick: Option<String>,
+    /// The tick as a frequency: --hz 250 is --tick 4ms.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    hz: Option<u32>,
+    /// Context-switch cost, paid when a CPU switches to a different task (default 0).
+    #[arg(long, default_value = "0")]
+    switch_cost: String,
+    /// Stop at this virtual time (unfinished tasks show no finish).
+    #[arg(long)]
+    horizon: Option<String>,
+    /// One run queue per CPU (with wake-up placement and idle pulling) instead of one global queue.
+    #[arg(long)]
+    per_cpu: bool,
+    /// Turn priority inheritance off (a lock holder keeps its own priority).
+    #[arg(long)]
+    no_inherit: bool,
+    /// Also print one table per policy with every task.
+    #[arg(long)]
+    tasks: bool,
+    /// Write a Gantt chart (SVG) of every policy's run.
+    #[arg(long)]
+    gantt: Option<PathBuf>,
+    /// Save the (generated) workload as a JSON file.
+    #[arg(long)]
+    save_workload: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// Run `schedlab sim run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    // Everything is validated before anything runs.
+    let w = match (&a.workload, &a.generate) {
+        (Some(p), _) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display()))?;
+            Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display()))?
+        }
+        (None, Some(g)) => generate::by_spec(g).context("--generate")?,
+        (None, None) => bail!("give --workload FILE or --generate SPEC"),
+    };
+    let host = Host::collect();
+    let specs: Vec<String> = a
+        .policies
+        .iter()
+        .map(|s| compare::for_host(s, host.facts.cpus_online, host.facts.hz, host.facts.base_slice_ns))
+        .collect();
+    compare::check_specs(&specs)?;
+    let tick = tick_choice(&a, host.facts.hz)?;
+    let cpus = a.cpus.or(w.cpus).unwrap_or(1);
+    if cpus == 0 || cpus > 1024 {
+        bail!("--cpus {cpus}: must be 1..=1024");
+    }
+    w.check_cpus(cpus).context("workload does not fit --cpus")?;
+    let cfg = SimConfig {
+        cpus,
+        switch_cost: time_arg("switch-cost", &a.switch_cost)?,
+        horizon: a.horizon.as_deref().map(|h| time_arg("horizon", h)).transpose()?,
+        priority_inheritance: !a.no_inherit,
+        record_slices: a.gantt.is_some(),
+        task_results: true,
+        check_invariants: false,
+        tick: None,
+    };
+    if let Some(p) = &a.save_workload {
+        std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
+    }
+    let results = compare::run_all(&w, &specs, &cfg, a.per_cpu, tick)?;
+    let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
+    s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
+        "switch_cost_ns": cfg.switch_cost, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
+    let s = output::emit(s, &a.output, &host)?;
+    if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
+        std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
+        if !a.output.json {
+            println!("gantt: {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// The tick each policy runs with: `--tick`/`--hz` for all, or the host's for the Linux models.
+fn tick_choice(a: &RunArgs, host_hz: Option<u32>) -> Result<TickChoice> {
+    if let Some(hz) = a.hz {
+        return Ok(TickChoice::Every(Some(1_000_000_000 / hz as u64)));
+    }
+    match a.tick.as_deref() {
+        Some("off" | "none" | "0") => Ok(TickChoice::Every(None)),
+        Some(t) => {
+            let ns = time_arg("tick", t)?;
+            if ns == 0 {
+                bail!("--tick {t}: must be > 0 (or `off`)");
+            }
+            Ok(TickChoice::Every(Some(ns)))
+        }
+        None => {
+            if host_hz.is_none() {
+                eprintln!(
+                    "schedlab: this kernel's tick is unknown (no /proc/config.gz or /boot/config): the Linux \
+                     models end slices exactly; pass --hz to set it"
+                );
+            }
+            Ok(TickChoice::ForLinux(host_hz.map(|hz| 1_000_000_000 / hz as u64)))
+        }
+    }
+}
