@@ -47,6 +47,10 @@ enum Command {
     Wrr(cmd::wrr::Args),
     /// Receive livelock (seed 002): interrupt, polling, hybrid and NAPI receive paths.
     Livelock(cmd::livelock::Args),
+    /// Record the Linux scheduler's decisions for a program, and turn traces into workloads.
+    Trace(cmd::trace::Args),
+    /// Check the simulator's Linux model against live traces of small mixes (needs root).
+    Validate(cmd::validate::Args),
     /// Built-in workload programs that experiments run as child processes.
     Workload(cmd::workload::Args),
     /// The results database: list, show, compare, export and merge past runs.
@@ -78,6 +82,8 @@ fn main() {
         Command::Taskman(a) => cmd::taskman::run(a),
         Command::Wrr(a) => cmd::wrr::run(a),
         Command::Livelock(a) => cmd::livelock::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
+        Command::Validate(a) => cmd::validate::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Results(a) => cmd::results::run(a),
     };

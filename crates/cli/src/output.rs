@@ -62,6 +62,7 @@ pub fn print_section(s: &Section) {
         let mark = match v.outcome {
             Outcome::Reproduced => "reproduced",
             Outcome::Differs => "DIFFERS",
+            Outcome::Inconclusive => "inconclusive",
             Outcome::NotMeasured => "not measured",
         };
         println!("[{mark}] {} — {}", v.claim, v.detail);

@@ -16,6 +16,8 @@ pub mod seed_data;
 pub mod simstudy;
 pub mod taskman;
 pub mod timers;
+pub mod trace;
+pub mod validate;
 pub mod workloads;
 pub mod wrr;
 

@@ -11,5 +11,6 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     v.extend(crate::taskman::experiments());
     v.extend(crate::wrr::experiments());
     v.extend(crate::livelock::experiments());
+    v.extend(crate::validate::experiments());
     v
 }

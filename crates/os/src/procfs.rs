@@ -51,6 +51,39 @@ pub fn signal_masks(pid: Option<i32>) -> Option<SignalMasks> {
     Some(SignalMasks { blocked: hex("SigBlk:")?, ignored: hex("SigIgn:")?, caught: hex("SigCgt:")? })
 }
 
+/// The command name of a task (`/proc/<pid>/comm`).
+pub fn comm(pid: i32) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
+}
+
+/// The threads (task ids) of process `pid`, its main thread first.
+pub fn threads(pid: i32) -> Vec<i32> {
+    let mut t: Vec<i32> = fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    t.sort_unstable_by_key(|&tid| (tid != pid, tid));
+    t
+}
+
+/// Process `root` and every process below it (children, their children, …), root first.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter_map(|pid| Some((pid, stat(pid)?.ppid)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parents.iter().filter(|&&(_, ppid)| ppid == p).map(|&(pid, _)| pid));
+        i += 1;
+    }
+    out
+}
+
 /// The host name (`/proc/sys/kernel/hostname`).
 pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
@@ -110,6 +143,22 @@ mod tests {
                     18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
         assert_eq!(parse_stat(line), Some(ProcStat { state: 'S', ppid: 1, start_ticks: 987654 }));
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn threads_and_descendants_are_found() {
+        let me = std::process::id() as i32;
+        let t = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        let tids = threads(me);
+        assert_eq!(tids[0], me, "the main thread first");
+        assert!(tids.len() >= 2, "{tids:?}");
+        let mut child = crate::child::Child::spawn(&crate::child::ChildSpec::new("sleep").arg("5")).unwrap();
+        let d = descendants(me);
+        assert_eq!(d[0], me);
+        assert!(d.contains(&child.pid()), "{d:?} lacks {}", child.pid());
+        assert_eq!(comm(child.pid()).as_deref(), Some("sleep"));
+        child.kill().unwrap();
+        t.join().unwrap();
     }
 
     #[test]

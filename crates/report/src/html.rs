@@ -354,6 +354,7 @@ fn experiment(out: &mut String, s: &Section, fig_no: &mut usize) {
             let (k, w) = match v.outcome {
                 Outcome::Reproduced => ("reproduced", "reproduced"),
                 Outcome::Differs => ("differs", "differs"),
+                Outcome::Inconclusive => ("partial", "inconclusive"),
                 Outcome::NotMeasured => ("not-run", "not measured"),
             };
             let _ = write!(

@@ -52,6 +52,9 @@ pub struct Figure {
 pub enum Outcome {
     Reproduced,
     Differs,
+    /// Measured, but the run-to-run spread straddles the line: neither agreement nor a
+    /// difference can be claimed.
+    Inconclusive,
     NotMeasured,
 }
 

@@ -7,5 +7,7 @@ pub mod results;
 pub mod sim;
 pub mod taskman;
 pub mod timers;
+pub mod trace;
+pub mod validate;
 pub mod workload;
 pub mod wrr;

@@ -3,7 +3,8 @@
 
 use crate::units;
 use clap::Subcommand;
-use schedlab_lab::workloads::{cpu, crypt, io, mixed};
+use schedlab_lab::workloads::bursts::{self, Pattern};
+use schedlab_lab::workloads::{cpu, crypt, io, mixed, pingpong};
 use std::path::PathBuf;
 
 /// Arguments of `schedlab workload`.
@@ -45,6 +46,29 @@ enum Kind {
         #[arg(long, default_value = "/dev/null")]
         output: PathBuf,
     },
+    /// CPU bursts and sleeps in turn, as a simulator workload's task (`validate`, `trace record`):
+    /// each burst is CPU time of this thread, so it takes as long as the scheduler makes it.
+    Bursts {
+        /// run,sleep,run,… in ms; the last run may be `inf` (until SIGTERM).
+        #[arg(long, value_name = "MS,MS,...")]
+        ms: Pattern,
+        /// Repeat the pattern this many times.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        repeat: u64,
+        /// Sleep between repetitions (e.g. 5ms).
+        #[arg(long, default_value = "0s", value_parser = units::duration)]
+        gap: std::time::Duration,
+    },
+    /// Two threads passing a byte back and forth over a socket pair, with a little CPU work per
+    /// message: every message wakes the other thread.
+    Pingpong {
+        /// How long to exchange (e.g. 2s).
+        #[arg(long = "for", value_parser = units::positive_duration)]
+        duration: std::time::Duration,
+        /// CPU work per message on each side (e.g. 50us).
+        #[arg(long, default_value = "50us", value_parser = units::duration)]
+        work: std::time::Duration,
+    },
     /// Hash a password in a loop and print the iteration count on exit or SIGTERM (seed 004).
     Crypt {
         /// Stop after this many hashes (and print how long they took).
@@ -57,10 +81,10 @@ enum Kind {
 }
 
 impl Args {
-    /// Only `crypt` polls the stop flag (it prints its count on SIGTERM); the others keep the
-    /// default dispositions, as the seed's C programs did.
+    /// `crypt`, `bursts` and `pingpong` poll the stop flag (they end cleanly on SIGTERM); seed
+    /// 001's programs keep the default dispositions, as the seed's C programs did.
     pub fn polls_stop(&self) -> bool {
-        matches!(self.kind, Kind::Crypt { .. })
+        matches!(self.kind, Kind::Crypt { .. } | Kind::Bursts { .. } | Kind::Pingpong { .. })
     }
 }
 
@@ -78,6 +102,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let pi = mixed::pi_and_write(iterations, &output, block as usize, bytes)
                 .map_err(|e| anyhow::anyhow!("writing {}: {e}", output.display()))?;
             println!("{pi:.6}");
+        }
+        Kind::Bursts { ms, repeat, gap } => {
+            let done = bursts::run(&ms, repeat, gap.as_nanos() as u64, schedlab_os::signals::stop_requested);
+            println!("{done}");
+        }
+        Kind::Pingpong { duration, work } => {
+            let n = pingpong::run(duration, work.as_nanos() as u64, schedlab_os::signals::stop_requested)?;
+            println!("{n}");
         }
         Kind::Crypt { iterations, forever } => {
             if iterations.is_none() && !forever {

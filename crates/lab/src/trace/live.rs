@@ -1,0 +1,181 @@
+//! Running tasks for real under a recording: each task is a child (`os::child`) with its
+//! scheduling policy and CPUs set before its program starts, held at its own start gate and
+//! released at its arrival time; the recording runs from just before the first release until
+//! every task has ended or the time is up (the rest are killed). A simulator workload's tasks
+//! become `schedlab workload bursts` children ([`from_workload`]), so the live run and the
+//! simulation start from the same description.
+
+use super::meta::{self, Collector};
+use super::recorder::Recorder;
+use anyhow::{bail, Context, Result};
+use schedlab_os::child::{Barrier, Child, ChildSpec, Output};
+use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
+use schedlab_os::sched::{LinuxPolicy, SchedParams};
+use schedlab_sim::workload::{TaskSpec, Workload};
+use schedlab_trace::TraceMeta;
+use std::path::Path;
+use std::time::Duration;
+
+/// One task to run.
+#[derive(Debug, Clone)]
+pub struct LiveTask {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub sched: SchedParams,
+    /// CPUs it may use (None = every CPU, as SCHED_DEADLINE requires).
+    pub cpus: Option<Vec<usize>>,
+    /// Released this long after the first task (ns).
+    pub arrival_ns: u64,
+}
+
+/// What a live run recorded.
+#[derive(Debug)]
+pub struct LiveRun {
+    /// The trace as tracefs text.
+    pub text: String,
+    pub meta: TraceMeta,
+    /// Each task's pid, in task order.
+    pub pids: Vec<i32>,
+    /// When the first task was released and when the run ended (CLOCK_MONOTONIC ns, the
+    /// trace clock).
+    pub release_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The Linux scheduling a workload task asks for (its `class`, `nice`, `priority`, `runtime`).
+pub fn sched_of(t: &TaskSpec) -> Result<SchedParams> {
+    let p = match t.class.as_deref() {
+        Some("fifo") => SchedParams::new(LinuxPolicy::Fifo, t.priority),
+        Some("rr") => SchedParams::new(LinuxPolicy::Rr, t.priority),
+        Some("deadline") => {
+            let (Some(rt), Some(period)) = (t.runtime, t.period) else {
+                bail!("task {}: a deadline task needs runtime and period", t.name);
+            };
+            SchedParams::deadline(rt, t.deadline.unwrap_or(period), period)?
+        }
+        Some("batch") => SchedParams { nice: t.nice, ..SchedParams::new(LinuxPolicy::Batch, 0) },
+        Some("idle") => SchedParams::new(LinuxPolicy::Idle, 0),
+        None | Some("other") => SchedParams { runtime_ns: t.runtime.unwrap_or(0), ..SchedParams::other_nice(t.nice) },
+        Some(c) => {
+            bail!("task {}: class '{c}' has no Linux policy (use other, batch, idle, fifo, rr or deadline)", t.name)
+        }
+    };
+    Ok(p)
+}
+
+/// The `workload bursts` pattern of a task's bursts, in ms; a last burst of `open_ns` or more is
+/// endless (`inf`, a hog until the run ends).
+pub fn pattern(t: &TaskSpec, open_ns: u64) -> String {
+    let n = t.bursts.len();
+    t.bursts
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| if i + 1 == n && b >= open_ns { "inf".to_string() } else { format!("{}", b as f64 / 1e6) })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The workload's tasks as live tasks: `exe workload bursts --ms …`, the workload's CPU `i`
+/// being `cpus[i]` on this machine; a burst of `open_ns` or more never ends.
+pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> Result<Vec<LiveTask>> {
+    w.tasks
+        .iter()
+        .map(|t| {
+            let sched = sched_of(t)?;
+            let on = |a: &[usize]| -> Result<Vec<usize>> {
+                a.iter()
+                    .map(|&c| cpus.get(c).copied().with_context(|| format!("task {}: no CPU {c} here", t.name)))
+                    .collect()
+            };
+            let task_cpus = match (&t.affinity, sched.policy) {
+                (_, LinuxPolicy::Deadline) => None,
+                (Some(a), _) => Some(on(a)?),
+                (None, _) => Some(cpus.to_vec()),
+            };
+            let repeat = if t.jobs > 1 { vec!["--repeat".into(), t.jobs.to_string()] } else { vec![] };
+            let mut argv = vec![exe.display().to_string(), "workload".into(), "bursts".into()];
+            argv.extend(["--ms".to_string(), pattern(t, open_ns)]);
+            argv.extend(repeat);
+            Ok(LiveTask { name: t.name.to_string(), argv, sched, cpus: task_cpus, arrival_ns: t.arrival })
+        })
+        .collect()
+}
+
+/// Run `tasks` under a recording for at most `limit` after the first release.
+pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Result<LiveRun> {
+    if tasks.iter().any(|t| t.sched.policy.is_realtime()) {
+        schedlab_os::sched::require_rt_throttling()?;
+    }
+    let mut children = Vec::with_capacity(tasks.len());
+    let mut meta = Collector::default();
+    for t in tasks {
+        let mut spec = ChildSpec::from_argv(&t.argv)?.sched(t.sched).stdout(Output::Null).barrier(Barrier::Gate);
+        if let Some(c) = &t.cpus {
+            spec = spec.cpus(c);
+        }
+        let child = Child::spawn(&spec).with_context(|| format!("starting task {}", t.name))?;
+        meta.insert(meta::from_params(child.pid(), Some(t.name.clone()), &t.sched, t.cpus.clone()));
+        children.push(child);
+    }
+    let recorder = Recorder::start()?;
+    let release_ns = monotonic_ns();
+    let end_ns = release_ns + limit.as_nanos() as u64;
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&i| tasks[i].arrival_ns);
+    progress(&format!("running {} tasks for up to {:.1} s", tasks.len(), limit.as_secs_f64()));
+    for i in order {
+        sleep_until_ns(release_ns + tasks[i].arrival_ns)?;
+        children[i].release()?;
+    }
+    let mut last = 0;
+    while monotonic_ns() < end_ns && !schedlab_os::signals::stop_requested() {
+        let alive: Vec<i32> =
+            children.iter_mut().filter_map(|c| c.try_wait().ok()?.is_none().then(|| c.pid())).collect();
+        if alive.is_empty() {
+            break;
+        }
+        // Threads a task starts (the pingpong pair) inherit its scheduling: record them too.
+        for (c, t) in children.iter().zip(tasks) {
+            for tid in schedlab_os::procfs::threads(c.pid()).into_iter().skip(1) {
+                meta.insert(meta::from_params(tid, schedlab_os::procfs::comm(tid), &t.sched, t.cpus.clone()));
+            }
+        }
+        last = monotonic_ns();
+        sleep_until_ns((last + 20_000_000).min(end_ns))?;
+    }
+    let stopped_ns = monotonic_ns().max(last);
+    for c in children.iter_mut() {
+        c.kill()?;
+    }
+    let text = recorder.stop()?;
+    let pids = children.iter().map(Child::pid).collect();
+    Ok(LiveRun { text, meta: meta.finish(schedlab_os::affinity::online_cpus()), pids, release_ns, end_ns: stopped_ns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_tasks_become_bursts_children() {
+        let mut hog = TaskSpec::cpu("hog", 0, 10_000_000_000);
+        hog.nice = 5;
+        let mut per = TaskSpec::cpu("per", 1_000_000, 3_000_000);
+        per.bursts = vec![3_000_000, 7_000_000, 3_000_000];
+        per.class = Some("fifo".into());
+        per.priority = 50;
+        per.affinity = Some(vec![0]);
+        let w = Workload { cpus: Some(1), tasks: vec![hog, per] };
+        let t = from_workload(Path::new("/x/schedlab"), &w, &[1], 5_000_000_000).unwrap();
+        assert_eq!(t[0].argv[3..], ["--ms".to_string(), "inf".into()]);
+        assert_eq!(t[0].sched, SchedParams::other_nice(5));
+        assert_eq!(t[1].argv[4], "3,7,3");
+        assert_eq!((t[1].sched.policy, t[1].sched.priority, t[1].cpus.clone()), (LinuxPolicy::Fifo, 50, Some(vec![1])));
+        assert_eq!(t[1].arrival_ns, 1_000_000);
+        let mut dl = TaskSpec::cpu("dl", 0, 1);
+        dl.class = Some("deadline".into());
+        assert!(sched_of(&dl).unwrap_err().to_string().contains("runtime"));
+        (dl.runtime, dl.period) = (Some(2_000_000), Some(10_000_000));
+        assert_eq!(sched_of(&dl).unwrap().deadline_ns, 10_000_000);
+    }
+}

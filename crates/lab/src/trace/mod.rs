@@ -1,0 +1,10 @@
+//! Where the live kernel meets the simulator: recording what the scheduler did
+//! ([`recorder`], with the policy and affinity of each task in [`meta`]), running a simulator
+//! workload for real ([`live`]), `schedlab trace record` ([`record`]) and `schedlab trace
+//! import` ([`import`]). The parsing, timelines, import and comparison are `schedlab_trace`'s.
+
+pub mod import;
+pub mod live;
+pub mod meta;
+pub mod record;
+pub mod recorder;

@@ -1,0 +1,98 @@
+//! `schedlab trace record -- COMMAND…`: run a program (and whatever it starts) under a private
+//! tracefs instance recording the scheduler tracepoints, and keep the raw trace (`trace.txt`),
+//! the policy and affinity of every task it had (`meta.json`) and a summary of who ran how
+//! much. `schedlab trace import` turns the trace into a simulator workload.
+
+use super::meta::Collector;
+use super::recorder::Recorder;
+use anyhow::{Context, Result};
+use schedlab_os::child::{Barrier, Child, ChildSpec};
+use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
+use schedlab_report::section::{DataFile, Section, Status, Table};
+use schedlab_trace::{Select, Timeline};
+use serde_json::json;
+use std::time::Duration;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct RecordRequest {
+    pub argv: Vec<String>,
+    /// Pin the program to these CPUs (None = as inherited).
+    pub cpus: Option<Vec<usize>>,
+    /// Stop (kill the program) after this long.
+    pub limit: Duration,
+}
+
+/// Record `req`'s program; the section's files are the trace and the metadata.
+pub fn record(req: &RecordRequest) -> Result<Section> {
+    let mut spec = ChildSpec::from_argv(&req.argv)?.barrier(Barrier::Gate);
+    if let Some(c) = &req.cpus {
+        spec = spec.cpus(c);
+    }
+    let mut child = Child::spawn(&spec).with_context(|| format!("starting {}", spec.display()))?;
+    let root = child.pid();
+    let mut meta = Collector::default();
+    let recorder = Recorder::start()?;
+    let t0 = monotonic_ns();
+    child.release()?;
+    let end = t0 + req.limit.as_nanos() as u64;
+    let mut timed_out = false;
+    while child.try_wait()?.is_none() {
+        meta.poll(root);
+        if schedlab_os::signals::stop_requested() {
+            break;
+        }
+        let now = monotonic_ns();
+        if now >= end {
+            timed_out = true;
+            break;
+        }
+        sleep_until_ns((now + 10_000_000).min(end))?;
+    }
+    let reaped = child.kill()?;
+    let text = recorder.stop()?;
+    let meta = meta.finish(schedlab_os::affinity::online_cpus());
+    let (tl, stats) = Timeline::from_text(&text, Some(schedlab_trace::Format::Tracefs));
+    let tree: Vec<i32> = tl.descendants(root);
+    let mut s = Section::new("trace-record", "-", "A scheduler trace of one program");
+    s.summary = format!(
+        "{} ran {:.3} s{}; {} events ({} lost), {} of its tasks. Import it with `schedlab trace import {{run dir}}/trace.txt --meta {{run dir}}/meta.json --tree {root}`.",
+        req.argv.join(" "),
+        (monotonic_ns() - t0) as f64 / 1e9,
+        if timed_out { " (stopped at the time limit)" } else { "" },
+        stats.events,
+        stats.lost_events(),
+        tree.len()
+    );
+    if schedlab_os::signals::stop_requested() {
+        s.status = Status::Interrupted;
+    }
+    let mut t =
+        Table::new("Tasks of the program", &["pid", "comm", "CPU ms", "switch-ins", "voluntary", "involuntary"]);
+    for pid in &tree {
+        if let Some(task) = tl.tasks.get(pid) {
+            t.row(vec![
+                pid.to_string(),
+                task.comm.clone(),
+                format!("{:.3}", task.cpu_time() as f64 / 1e6),
+                task.switch_ins.to_string(),
+                task.voluntary.to_string(),
+                task.involuntary.to_string(),
+            ]);
+        }
+    }
+    s.tables.push(t);
+    s.files.push(DataFile::text("trace.txt", text));
+    s.files.push(DataFile::text("meta.json", serde_json::to_string_pretty(&meta)?));
+    s.parameters = json!({ "command": req.argv, "cpus": req.cpus, "limit_s": req.limit.as_secs_f64() });
+    s.results = json!({
+        "root_pid": root,
+        "exit": format!("{:?}", reaped.status),
+        "timed_out": timed_out,
+        "parse": stats,
+        "tasks": tree,
+        "anomalies": tl.anomalies.len(),
+        "select": Select::Tree(root),
+    });
+    Ok(s)
+}

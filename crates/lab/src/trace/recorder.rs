@@ -1,0 +1,41 @@
+//! A private tracefs instance recording the scheduler tracepoints (`sched_switch`, the
+//! wake-ups, fork/exec/exit, `sched_migrate_task`) with the monotonic clock. It is named
+//! `schedlab-trace-<pid>` and removed when the recorder is dropped — on a normal end, an error,
+//! a panic or the stop signal path; one left by a run killed with SIGKILL is removed by the next
+//! recorder before it starts.
+
+use anyhow::{Context, Result};
+use schedlab_os::tracefs::{Instance, TraceFs, SCHED_EVENTS};
+
+/// Prefix of our instances' names (the pid of the recording process follows).
+pub const INSTANCE_PREFIX: &str = "schedlab-trace-";
+/// Per-CPU buffer, enough for a few seconds of a busy 2-CPU machine.
+pub const BUFFER_KB: usize = 32 * 1024;
+
+/// A running recording.
+pub struct Recorder {
+    // Dropped in field order: the instance before the mount.
+    instance: Instance,
+    _fs: TraceFs,
+    /// Instances of dead runs removed when this one started.
+    pub orphans_removed: usize,
+}
+
+impl Recorder {
+    /// Create the instance and start recording.
+    pub fn start() -> Result<Self> {
+        let fs = TraceFs::open().context("tracing needs tracefs (and root)")?;
+        let orphans_removed = Instance::remove_orphans(&fs, INSTANCE_PREFIX);
+        let name = format!("{INSTANCE_PREFIX}{}", std::process::id());
+        let instance = Instance::create(&fs, &name, BUFFER_KB, SCHED_EVENTS)?;
+        instance.clear()?;
+        instance.on(true)?;
+        Ok(Recorder { instance, _fs: fs, orphans_removed })
+    }
+
+    /// Stop recording and return the trace as text; the instance goes away with `self`.
+    pub fn stop(self) -> Result<String> {
+        self.instance.on(false)?;
+        Ok(self.instance.read_text()?)
+    }
+}

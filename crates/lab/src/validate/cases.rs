@@ -1,0 +1,268 @@
+//! The validation suite: small mixes whose scheduling the Linux model must predict — CPU hogs at
+//! mixed nice values, periodic sleepers against a hog, a wake-up-heavy ping-pong pair, FIFO
+//! above OTHER, two RR tasks of one priority, a SCHED_DEADLINE reservation beside hogs — on one
+//! CPU and on two. Each task is a live process (`schedlab workload bursts|pingpong`); the
+//! simulator's input is the case's trace, imported ([`super::replay`]).
+
+use crate::trace::live::LiveTask;
+use anyhow::{bail, Context, Result};
+use schedlab_os::sched::{LinuxPolicy, SchedParams};
+use std::path::Path;
+
+const MS: u64 = 1_000_000;
+
+/// What a task does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Behaviour {
+    /// Uses the CPU until the run ends.
+    Hog,
+    /// Uses `run_ms` of CPU time, sleeps `sleep_ms`, again and again.
+    Periodic { run_ms: f64, sleep_ms: f64 },
+    /// Two threads passing a byte back and forth with `work_us` of CPU per message.
+    PingPong { work_us: u64 },
+}
+
+/// One task of a case.
+#[derive(Debug, Clone)]
+pub struct CaseTask {
+    pub name: &'static str,
+    pub behaviour: Behaviour,
+    /// The workload class: None (SCHED_OTHER), "fifo", "rr", "deadline".
+    pub class: Option<&'static str>,
+    pub nice: i32,
+    /// Linux RT priority for fifo/rr.
+    pub priority: i32,
+    /// SCHED_DEADLINE runtime and period (deadline = period), ms.
+    pub reservation: Option<(f64, f64)>,
+    /// The case's CPUs it may use (indices into the case's CPUs); None = all.
+    pub pinned: Option<Vec<usize>>,
+}
+
+impl CaseTask {
+    fn other(name: &'static str, behaviour: Behaviour, nice: i32) -> Self {
+        CaseTask { name, behaviour, class: None, nice, priority: 0, reservation: None, pinned: None }
+    }
+
+    fn rt(name: &'static str, behaviour: Behaviour, class: &'static str, priority: i32) -> Self {
+        CaseTask { class: Some(class), priority, ..CaseTask::other(name, behaviour, 0) }
+    }
+
+    fn on(mut self, cpu: usize) -> Self {
+        self.pinned = Some(vec![cpu]);
+        self
+    }
+}
+
+/// A case: tasks on one or two CPUs.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub what: &'static str,
+    /// How many CPUs the case uses: 1 (the last CPU; the controller keeps the others) or every
+    /// CPU of the machine.
+    pub cpus: usize,
+    pub tasks: Vec<CaseTask>,
+    /// What the model leaves out that bears on this case (said when the case misses).
+    pub model_limits: Option<&'static str>,
+}
+
+/// The suite. `two_cpus`: whether the machine has a second CPU for the two-CPU mixes.
+pub fn suite(two_cpus: bool) -> Vec<Case> {
+    use Behaviour::*;
+    let hog = |name, nice| CaseTask::other(name, Hog, nice);
+    let periodic = |name, run_ms, sleep_ms| CaseTask::other(name, Periodic { run_ms, sleep_ms }, 0);
+    let mut v = vec![
+        Case {
+            name: "nice-hogs",
+            what: "three CPU hogs at nice -5, 0 and 5 on one CPU: shares follow the nice weights",
+            cpus: 1,
+            model_limits: None,
+            tasks: vec![hog("hog-n-5", -5), hog("hog-n0", 0), hog("hog-n5", 5)],
+        },
+        Case {
+            name: "sleepers-vs-hog",
+            what: "two periodic sleepers (2 ms every 10 ms, 1 ms every 5 ms) against a CPU hog on one CPU",
+            cpus: 1,
+            model_limits: None,
+            tasks: vec![periodic("sleep-2/8", 2.0, 8.0), periodic("sleep-1/4", 1.0, 4.0), hog("hog", 0)],
+        },
+        Case {
+            name: "pingpong-hog",
+            what: "a ping-pong pair (50 µs of work per message) beside a CPU hog on one CPU",
+            cpus: 1,
+            model_limits: None,
+            tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog", 0)],
+        },
+        Case {
+            name: "fifo-over-other",
+            what: "a SCHED_FIFO task (3 ms every 10 ms, priority 50) above two SCHED_OTHER hogs on one CPU",
+            cpus: 1,
+            model_limits: None,
+            tasks: vec![
+                CaseTask::rt("fifo-3/7", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
+                hog("hog-a", 0),
+                hog("hog-b", 0),
+            ],
+        },
+        Case {
+            name: "rr-pair",
+            what: "two SCHED_RR hogs of priority 10 on one CPU: 100 ms turns",
+            cpus: 1,
+            model_limits: None,
+            tasks: vec![CaseTask::rt("rr-a", Hog, "rr", 10), CaseTask::rt("rr-b", Hog, "rr", 10)],
+        },
+    ];
+    if two_cpus {
+        let dl = CaseTask { reservation: Some((2.0, 10.0)), ..CaseTask::rt("dl-2/10", Hog, "deadline", 0) };
+        v.extend([
+            Case {
+                name: "deadline-beside-hogs",
+                what: "a SCHED_DEADLINE hog reserved 2 ms every 10 ms beside one CPU hog per CPU (DEADLINE tasks \
+                       cannot be pinned to part of the machine)",
+                cpus: 2,
+                model_limits: None,
+                tasks: vec![dl, hog("hog-cpu0", 0).on(0), hog("hog-cpu1", 0).on(1)],
+            },
+            Case {
+                name: "nice-hogs-2cpu",
+                what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
+                cpus: 2,
+                model_limits: None,
+                tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
+            },
+            Case {
+                name: "sleepers-vs-hogs-2cpu",
+                what: "two periodic sleepers against two CPU hogs on two CPUs",
+                cpus: 2,
+                model_limits: None,
+                tasks: vec![
+                    periodic("sleep-2/8", 2.0, 8.0),
+                    periodic("sleep-1/4", 1.0, 4.0),
+                    hog("hog-a", 0),
+                    hog("hog-b", 0),
+                ],
+            },
+            Case {
+                name: "pingpong-hogs-2cpu",
+                what: "a ping-pong pair beside two CPU hogs on two CPUs",
+                cpus: 2,
+                model_limits: None,
+                tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
+            },
+            Case {
+                name: "fifo-over-other-2cpu",
+                what: "two SCHED_FIFO tasks (3 ms every 10 ms) above two SCHED_OTHER hogs on two CPUs",
+                cpus: 2,
+                model_limits: None,
+                tasks: vec![
+                    CaseTask::rt("fifo-a", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
+                    CaseTask::rt("fifo-b", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 40),
+                    hog("hog-a", 0),
+                    hog("hog-b", 0),
+                ],
+            },
+        ]);
+    }
+    v
+}
+
+impl CaseTask {
+    /// The Linux scheduling it runs under.
+    fn sched(&self) -> Result<SchedParams> {
+        Ok(match self.class {
+            None => SchedParams::other_nice(self.nice),
+            Some("fifo") => SchedParams::new(LinuxPolicy::Fifo, self.priority),
+            Some("rr") => SchedParams::new(LinuxPolicy::Rr, self.priority),
+            Some("deadline") => {
+                let (runtime, period) = self.reservation.context("a deadline task needs a reservation")?;
+                let (runtime, period) = ((runtime * MS as f64) as u64, (period * MS as f64) as u64);
+                SchedParams::deadline(runtime, period, period)?
+            }
+            Some(c) => bail!("task {}: no class {c}", self.name),
+        })
+    }
+
+    /// `schedlab workload …` arguments that do what the task does for `duration_ns` (and a
+    /// little longer: the run is stopped from outside).
+    fn argv(&self, exe: &Path, duration_ns: u64) -> Vec<String> {
+        let mut argv = vec![exe.display().to_string(), "workload".into()];
+        let more: Vec<String> = match self.behaviour {
+            Behaviour::Hog => vec!["bursts".into(), "--ms".into(), "inf".into()],
+            Behaviour::Periodic { run_ms, sleep_ms } => {
+                let cycles = duration_ns as f64 / ((run_ms + sleep_ms) * MS as f64);
+                let repeat = cycles.ceil() as u64 + 2;
+                vec![
+                    "bursts".into(),
+                    "--ms".into(),
+                    format!("{run_ms},{sleep_ms}"),
+                    "--repeat".into(),
+                    repeat.to_string(),
+                ]
+            }
+            Behaviour::PingPong { work_us } => vec![
+                "pingpong".into(),
+                "--for".into(),
+                format!("{}ms", duration_ns / MS + 1000),
+                "--work".into(),
+                format!("{work_us}us"),
+            ],
+        };
+        argv.extend(more);
+        argv
+    }
+}
+
+impl Case {
+    /// The live tasks, in case order: `host_cpus[i]` is the case's CPU `i`.
+    pub fn live_tasks(&self, exe: &Path, host_cpus: &[usize], duration_ns: u64) -> Result<Vec<LiveTask>> {
+        if host_cpus.len() != self.cpus {
+            bail!("case {} runs on {} CPU(s), given {:?}", self.name, self.cpus, host_cpus);
+        }
+        self.tasks
+            .iter()
+            .map(|t| {
+                let sched = t.sched().with_context(|| format!("case {}", self.name))?;
+                let cpus = match (&t.pinned, sched.policy) {
+                    // SCHED_DEADLINE refuses an affinity narrower than its root domain.
+                    (_, LinuxPolicy::Deadline) => None,
+                    (Some(p), _) => Some(p.iter().map(|&i| host_cpus[i]).collect()),
+                    (None, _) => Some(host_cpus.to_vec()),
+                };
+                Ok(LiveTask { name: t.name.to_string(), argv: t.argv(exe, duration_ns), sched, cpus, arrival_ns: 0 })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_becomes_live_tasks_on_its_cpus() {
+        let exe = Path::new("/x/schedlab");
+        for c in suite(true) {
+            let host: Vec<usize> = if c.cpus == 1 { vec![1] } else { vec![0, 1] };
+            let live = c.live_tasks(exe, &host, 2_000 * MS).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            assert_eq!(live.len(), c.tasks.len(), "{}", c.name);
+            for (l, t) in live.iter().zip(&c.tasks) {
+                assert_eq!(l.argv[..2], [exe.display().to_string(), "workload".into()]);
+                match (&l.cpus, l.sched.policy) {
+                    (None, LinuxPolicy::Deadline) => {}
+                    (Some(cpus), _) => assert!(cpus.iter().all(|c| host.contains(c)), "{}: {cpus:?}", t.name),
+                    (None, p) => panic!("{}: {p:?} without CPUs", t.name),
+                }
+            }
+            assert!(c.live_tasks(exe, &[0, 1, 2], MS).is_err(), "the CPU count is checked");
+        }
+        let dl = suite(true).into_iter().find(|c| c.name == "deadline-beside-hogs").unwrap();
+        let live = dl.live_tasks(exe, &[0, 1], 1_000 * MS).unwrap();
+        assert_eq!((live[0].sched.runtime_ns, live[0].sched.period_ns), (2 * MS, 10 * MS));
+        assert_eq!((live[1].cpus.clone(), live[2].cpus.clone()), (Some(vec![0]), Some(vec![1])));
+        let sleepers = suite(false).into_iter().find(|c| c.name == "sleepers-vs-hog").unwrap();
+        let live = sleepers.live_tasks(exe, &[1], 1_000 * MS).unwrap();
+        assert_eq!(live[0].argv[2..], ["bursts", "--ms", "2,8", "--repeat", "102"].map(String::from));
+        assert_eq!(live[2].argv[2..], ["bursts", "--ms", "inf"].map(String::from));
+        assert_eq!(suite(false).len(), 5, "the two-CPU mixes need a second CPU");
+    }
+}

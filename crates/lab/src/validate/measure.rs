@@ -1,0 +1,148 @@
+//! One run of one case: the tasks live under a recording, the trace imported and replayed under
+//! each model, and every model's timeline compared with the live one over the measured window
+//! (the run after a warm-up, until the stop).
+
+use super::cases::Case;
+use super::replay::{self, LiveTrace, Model};
+use crate::trace::live;
+use anyhow::{Context, Result};
+use schedlab_trace::import::Note;
+use schedlab_trace::{compare, CompareOptions, Comparison, ParseStats, Pid, Timeline};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// How a case is run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunPlan {
+    /// How long the tasks run (ns).
+    pub duration_ns: u64,
+    /// The start of the run left out of the comparison (ns): tasks starting, first placements.
+    pub warmup_ns: u64,
+    /// The host CPUs of a one-CPU case (the last CPU) and of a two-CPU case.
+    pub one_cpu: Vec<usize>,
+    pub two_cpus: Vec<usize>,
+}
+
+/// One model's replay of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRun {
+    pub label: &'static str,
+    pub spec: String,
+    pub tick_ns: Option<u64>,
+    /// `a` = live, `b` = the model; task names are the case's.
+    pub comparison: Comparison,
+    #[serde(skip)]
+    pub timeline: Timeline,
+}
+
+/// One live run of a case and its replays.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseRun {
+    pub case: String,
+    pub repeat: usize,
+    pub host_cpus: Vec<usize>,
+    /// The compared window, relative to the release (ns).
+    pub window_ns: (u64, u64),
+    pub parse: ParseStats,
+    /// Events the timeline builder found contradictory (and repaired), over the whole trace.
+    pub anomalies: usize,
+    /// Tasks whose demand the replay left open (CPU hogs).
+    pub open: Vec<String>,
+    /// What the import could not reconstruct or guessed.
+    pub import_notes: Vec<Note>,
+    pub models: Vec<ModelRun>,
+    /// The live timeline (CPUs numbered as the case's: `host_cpus[i]` is `i`) and the trace,
+    /// kept for the figure and the data files; the models' timelines are numbered alike.
+    #[serde(skip)]
+    pub live: Timeline,
+    #[serde(skip)]
+    pub trace_text: String,
+    #[serde(skip)]
+    pub release_ns: u64,
+}
+
+/// The case's name for each of its tasks: the case task's name for a process, `name/comm` for a
+/// thread it started.
+fn names(case: &Case, tl: &Timeline, roots: &[Pid]) -> BTreeMap<Pid, String> {
+    let mut m = BTreeMap::new();
+    for (task, &root) in case.tasks.iter().zip(roots) {
+        for pid in tl.descendants(root) {
+            let name = if pid == root {
+                task.name.to_string()
+            } else {
+                format!("{}/{}", task.name, tl.tasks.get(&pid).map_or("?", |t| t.comm.as_str()))
+            };
+            m.insert(pid, name);
+        }
+    }
+    m
+}
+
+/// `tl` with the case's CPUs numbered 0.. in `host` order (other CPUs after them), so
+/// per-CPU agreement is over the case's CPUs whichever host CPUs they are.
+fn on_case_cpus(tl: &Timeline, host: &[usize]) -> Timeline {
+    let index = |c: usize| host.iter().position(|&h| h == c).unwrap_or(host.len() + c);
+    let mut out = tl.clone();
+    for t in out.tasks.values_mut() {
+        for r in &mut t.runs {
+            r.cpu = index(r.cpu);
+        }
+        for w in &mut t.wakes {
+            w.cpu = index(w.cpu);
+        }
+    }
+    out.cpus = host.len();
+    out
+}
+
+/// Run `case` once (repeat number `repeat`) and replay it under `models`.
+pub fn run_case(
+    case: &Case,
+    repeat: usize,
+    plan: &RunPlan,
+    models: &[Model],
+    exe: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<CaseRun> {
+    let host_cpus = if case.cpus == 1 { plan.one_cpu.clone() } else { plan.two_cpus.clone() };
+    let tasks = case.live_tasks(exe, &host_cpus, plan.duration_ns)?;
+    let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), progress)
+        .with_context(|| format!("running case {}", case.name))?;
+    let (tl, parse) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
+    let trace =
+        LiveTrace { timeline: &tl, meta: &run.meta, roots: &run.pids, release_ns: run.release_ns, end_ns: run.end_ns };
+    let replay = replay::workload(&trace);
+    let start = run.release_ns + plan.warmup_ns;
+    let opts =
+        CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(trace.pids()) };
+    let label = names(case, &tl, &run.pids);
+    let live_on_case = on_case_cpus(&tl, &host_cpus);
+    let mut model_runs = Vec::with_capacity(models.len());
+    for m in models {
+        let result = replay::simulate_under(&replay, m).map_err(|e| anyhow::anyhow!("model {}: {e}", m.spec))?;
+        let sim = on_case_cpus(&replay::timeline(&replay, &trace, &result), &host_cpus);
+        let mut comparison = compare(&live_on_case, &sim, &opts);
+        for t in &mut comparison.tasks {
+            if let Some(n) = label.get(&t.pid) {
+                t.name = n.clone();
+            }
+        }
+        model_runs.push(ModelRun { label: m.label, spec: m.spec.clone(), tick_ns: m.tick, comparison, timeline: sim });
+    }
+    Ok(CaseRun {
+        case: case.name.to_string(),
+        repeat,
+        host_cpus,
+        window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
+        parse,
+        anomalies: tl.anomalies.len(),
+        open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
+        import_notes: replay.imported.report.notes,
+        models: model_runs,
+        live: live_on_case,
+        trace_text: run.text,
+        release_ns: run.release_ns,
+    })
+}

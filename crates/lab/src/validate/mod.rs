@@ -1,0 +1,192 @@
+//! `schedlab validate`: where the simulator meets the kernel it models. Each case of the suite
+//! ([`cases`]) runs live on pinned CPUs under a scheduler trace ([`measure`]); the trace is
+//! imported and replayed under the simulator's `linux` model (and `cfs`, `rr` for contrast,
+//! [`replay`]); each model's timeline is compared with the live one — CPU shares, switches per
+//! second, wake-up latency, the time both ran the same task — and judged against schedlab's goal
+//! over the repeats ([`judge`]), in tables ([`tables`]) and stacked timelines ([`figure`]).
+
+pub mod cases;
+pub mod figure;
+pub mod judge;
+pub mod measure;
+pub mod probe;
+pub mod replay;
+pub mod tables;
+
+use crate::{Experiment, RunContext, Scale};
+use anyhow::{bail, Result};
+use cases::Case;
+use judge::{CaseJudgement, Tolerances};
+use measure::{CaseRun, RunPlan};
+use schedlab_report::section::{DataFile, Section, Status};
+use serde_json::json;
+
+const MS: u64 = 1_000_000;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// Case names (empty = the whole suite).
+    pub cases: Vec<String>,
+    pub repeats: usize,
+    pub duration_ns: u64,
+}
+
+impl Params {
+    pub fn for_scale(scale: Scale) -> Params {
+        let (repeats, secs) = match scale {
+            Scale::Quick => (2, 2),
+            Scale::Default => (3, 5),
+            Scale::Full => (5, 10),
+        };
+        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS }
+    }
+
+    /// Rough wall time: every run, plus a second each to start, import and replay.
+    pub fn estimate_s(&self, cpus: usize) -> f64 {
+        let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
+        (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
+    }
+
+    /// The cases asked for, in suite order; an unknown name is an error that lists the known.
+    pub fn selected(&self, two_cpus: bool) -> Result<Vec<Case>> {
+        let all = cases::suite(true);
+        for name in &self.cases {
+            if !all.iter().any(|c| c.name == name) {
+                let known: Vec<&str> = all.iter().map(|c| c.name).collect();
+                bail!("no case '{name}' (known: {})", known.join(", "));
+            }
+        }
+        let here = cases::suite(two_cpus);
+        let chosen: Vec<Case> =
+            here.into_iter().filter(|c| self.cases.is_empty() || self.cases.iter().any(|n| n == c.name)).collect();
+        if chosen.is_empty() {
+            bail!("the cases asked for need two CPUs; this machine has one");
+        }
+        Ok(chosen)
+    }
+}
+
+/// Why the live cases cannot run here, if they cannot.
+pub fn unsupported_reason() -> Option<String> {
+    if !schedlab_os::is_root() {
+        return Some("needs root: SCHED_FIFO/RR/DEADLINE tasks and a tracefs instance".into());
+    }
+    if let Err(e) = schedlab_os::sched::require_rt_throttling() {
+        return Some(e.to_string());
+    }
+    if let Err(e) = schedlab_os::tracefs::TraceFs::open() {
+        return Some(format!("no tracefs: {e}"));
+    }
+    None
+}
+
+/// Run the suite.
+pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
+    let mut s = Section::new(Validate.name(), Validate.seed(), Validate.title());
+    if let Some(why) = unsupported_reason() {
+        s.status = Status::Unsupported(why);
+        return Ok(s);
+    }
+    let cpus = schedlab_os::affinity::allowed_cpus()?;
+    let chosen = params.selected(cpus.len() >= 2)?;
+    let plan = RunPlan {
+        duration_ns: params.duration_ns,
+        warmup_ns: (params.duration_ns / 10).max(100 * MS),
+        one_cpu: vec![*cpus.last().unwrap_or(&0)],
+        two_cpus: cpus.iter().copied().take(2).collect(),
+    };
+    let exe = std::env::current_exe()?;
+    let host_tick = ctx.machine.hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
+    ctx.progress.update(0.0, "probing how the kernel ends slices");
+    let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
+    let models =
+        replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact);
+    let total = chosen.len() * params.repeats;
+    let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
+    'cases: for case in &chosen {
+        for repeat in 0..params.repeats {
+            if schedlab_os::signals::stop_requested() {
+                s.status = Status::Interrupted;
+                break 'cases;
+            }
+            let what = format!("{} (repeat {} of {})", case.name, repeat + 1, params.repeats);
+            ctx.progress.update(runs.len() as f64 / total as f64, &what);
+            runs.push(measure::run_case(case, repeat, &plan, &models, &exe, &|_| {})?);
+        }
+    }
+    let tol = Tolerances::default();
+    let mut judgements: Vec<CaseJudgement> = Vec::new();
+    for case in &chosen {
+        let of_case: Vec<CaseRun> = runs.iter().filter(|r| r.case == case.name).cloned().collect();
+        if of_case.is_empty() {
+            continue;
+        }
+        for m in &models {
+            judgements.push(judge::judge(&of_case, m.label, &tol));
+        }
+        let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
+        s.tables.push(tables::case_table(case.what, &js, &tol));
+        if let Some(linux) = js.iter().find(|j| j.model == "linux") {
+            s.verdicts.push(tables::verdict(linux, case.what, case.model_limits, &tol));
+        }
+        if let Some(first) = of_case.first() {
+            s.figures.push(figure::stacked(first));
+            s.files.push(DataFile::text(format!("trace_{}.txt", case.name), first.trace_text.clone()));
+        }
+    }
+    let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
+    s.tables.insert(0, tables::summary(&judgements, &sizes));
+    s.tables.push(tables::trace_table(&runs));
+    s.summary = format!(
+        "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
+         scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
+         Machine: {}. {}",
+        chosen.len(),
+        params.repeats,
+        params.duration_ns as f64 / 1e9,
+        plan.one_cpu,
+        plan.two_cpus,
+        models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
+        plan.warmup_ns as f64 / 1e9,
+        ctx.machine.sentence(),
+        probe.sentence()
+    );
+    s.parameters = json!({
+        "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
+        "repeats": params.repeats,
+        "duration_s": params.duration_ns as f64 / 1e9,
+        "plan": plan,
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
+        "tolerances": tol,
+        "slice_probe": probe,
+    });
+    s.results = json!({ "judgements": judgements, "runs": runs });
+    Ok(s)
+}
+
+/// The registered experiment.
+pub struct Validate;
+
+impl Experiment for Validate {
+    fn name(&self) -> &'static str {
+        "validate"
+    }
+    fn seed(&self) -> &'static str {
+        ""
+    }
+    fn title(&self) -> &'static str {
+        "Record, replay, predict: the simulator's Linux model against live traces"
+    }
+    fn estimate_s(&self, scale: Scale) -> f64 {
+        Params::for_scale(scale).estimate_s(schedlab_os::affinity::online_cpus())
+    }
+    fn run(&self, ctx: &RunContext) -> Result<Section> {
+        run(&Params::for_scale(ctx.scale), ctx)
+    }
+}
+
+/// The experiments of this module.
+pub fn experiments() -> Vec<Box<dyn Experiment>> {
+    vec![Box::new(Validate)]
+}

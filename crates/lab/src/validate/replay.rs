@@ -1,0 +1,192 @@
+//! A live case replayed in the simulator: the case's trace imported as a workload (each task's
+//! arrival, CPU bursts, blocked times, policy and affinity, as `schedlab trace import` does it),
+//! simulated under a model, and turned back into a timeline with the live pids and the trace's
+//! clock, so [`schedlab_trace::compare`] can lay the two side by side.
+//!
+//! A task that never blocked and was still there when the run stopped (a CPU hog) has no known
+//! end to its demand: the trace shows only how much CPU the kernel happened to give it. Its last
+//! burst is made open-ended, so the model decides how much CPU it gets; otherwise the replay
+//! would hand every hog exactly its live CPU time and its share could not be wrong.
+
+use crate::simstudy::compare::TickChoice;
+use schedlab_sim::engine::{simulate, SimConfig, SimResult};
+use schedlab_sim::policies::{by_spec, SpecError};
+use schedlab_sim::workload::Workload;
+use schedlab_sim::Dur;
+use schedlab_trace::{import, FromSimOptions, ImportOptions, Imported, Pid, Select, Timeline, TraceMeta};
+use std::collections::BTreeSet;
+
+/// The live run a replay starts from.
+pub struct LiveTrace<'a> {
+    pub timeline: &'a Timeline,
+    pub meta: &'a TraceMeta,
+    /// The case's processes; their threads come with them.
+    pub roots: &'a [Pid],
+    /// The first release and the stop (trace clock, ns).
+    pub release_ns: u64,
+    pub end_ns: u64,
+}
+
+impl LiveTrace<'_> {
+    /// Every task of the case: the roots and what they forked.
+    pub fn pids(&self) -> BTreeSet<Pid> {
+        self.roots.iter().flat_map(|&r| self.timeline.descendants(r)).collect()
+    }
+}
+
+/// The imported workload, with CPU hogs left open.
+pub struct Replay {
+    pub imported: Imported,
+    /// The tasks whose last burst was opened.
+    pub open: Vec<Pid>,
+    /// The simulation stops here (workload time).
+    pub horizon_ns: u64,
+}
+
+/// Import the case's tasks from `live`, workload time 0 at the release.
+pub fn workload(live: &LiveTrace) -> Replay {
+    let mut opts = ImportOptions::new(Select::Pids(live.pids()));
+    opts.t0 = Some(live.release_ns);
+    opts.start_at_exec = true;
+    opts.meta = Some(live.meta.clone());
+    let mut imported = import(live.timeline, &opts);
+    let horizon_ns = live.end_ns.saturating_sub(live.release_ns);
+    let mut open = Vec::new();
+    for (task, pid) in imported.workload.tasks.iter_mut().zip(imported.report.pids()) {
+        let Some(t) = live.timeline.tasks.get(&pid) else { continue };
+        let blocked = t.blocked.iter().any(|b| b.start < live.end_ns);
+        let alive = t.exit.is_none_or(|x| x >= live.end_ns);
+        if !blocked && alive && task.bursts.len() == 1 {
+            task.bursts[0] = 10 * horizon_ns.max(1);
+            open.push(pid);
+        }
+    }
+    Replay { imported, open, horizon_ns }
+}
+
+/// One model of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// What the tables call it (`linux`, `cfs`, `rr`).
+    pub label: &'static str,
+    pub spec: String,
+    /// The scheduler tick it runs with (None: slices end exactly).
+    pub tick: Option<Dur>,
+}
+
+/// The models a case is replayed under on a machine of `cpus` CPUs at `hz`: this kernel
+/// (`linux`), CFS as a pre-6.6 kernel would have configured it here (its 6 ms latency, 0.75 ms
+/// minimum granularity and 1 ms wake-up granularity scaled by 1 + ilog2(min(CPUs, 8))), both
+/// with the host's tick unless the kernel ends slices exactly ([`super::probe`]), and textbook
+/// round robin with a quantum of one tick.
+pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_slices: bool) -> Vec<Model> {
+    let host_tick = hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
+    let tick = if exact_slices { None } else { host_tick };
+    let factor = 1.0 + (cpus.clamp(1, 8) as f64).log2().floor();
+    let linux = crate::simstudy::compare::for_host("linux", cpus, hz, base_slice_ns);
+    let cfs =
+        format!("cfs:latency={},min_granularity={},wakeup_granularity={}", 6.0 * factor, 0.75 * factor, 1.0 * factor);
+    let quantum_ms = host_tick.unwrap_or(4_000_000) as f64 / 1e6;
+    vec![
+        Model { label: "linux", spec: linux, tick },
+        Model { label: "cfs", spec: cfs, tick },
+        Model { label: "rr", spec: format!("rr:quantum={quantum_ms}"), tick: None },
+    ]
+}
+
+/// Simulate the replay under `model` (one global queue; slices recorded).
+pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecError> {
+    let w: &Workload = &replay.imported.workload;
+    let mut policy = by_spec(&model.spec)?;
+    let cfg = SimConfig {
+        cpus: w.cpus.unwrap_or(1),
+        horizon: Some(replay.horizon_ns),
+        tick: TickChoice::Every(model.tick).for_policy(policy.as_ref()),
+        ..SimConfig::default()
+    };
+    Ok(simulate(w, policy.as_mut(), &cfg))
+}
+
+/// The simulated run as a timeline on the live trace's clock and pids.
+pub fn timeline(replay: &Replay, live: &LiveTrace, result: &SimResult) -> Timeline {
+    let opts = FromSimOptions { offset: live.release_ns, pids: Some(replay.imported.report.pids()) };
+    schedlab_trace::timeline_from_sim(result, &replay.imported.workload, &opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_sim::workload::TaskSpec;
+    use schedlab_trace::{render, render_sim, RenderOptions, TaskMeta};
+
+    const MS: u64 = 1_000_000;
+
+    /// A "live" trace made by simulating a hog and a sleeper under rr and rendering it as
+    /// tracefs text (it ends with the sleeper's exit, 41 ms in).
+    fn synthetic() -> (Timeline, TraceMeta) {
+        let mut sleeper = TaskSpec::cpu("sleeper", 0, 0);
+        sleeper.bursts = vec![2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS];
+        let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("hog", 0, 1_000 * MS), sleeper] };
+        let mut rr = by_spec("rr:quantum=4").unwrap();
+        let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
+        let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
+        let (tl, _) = Timeline::from_text(&text, None);
+        let mut meta = TraceMeta { cpus: Some(1), ..TraceMeta::default() };
+        for pid in tl.tasks.keys() {
+            meta.tasks.push(TaskMeta::new(*pid, schedlab_trace::SchedPolicy::Normal));
+        }
+        // Round trip of the text is the trace crate's business; here it only has to parse.
+        assert!(!render(&tl, &RenderOptions::default()).is_empty());
+        (tl, meta)
+    }
+
+    #[test]
+    fn hogs_are_opened_and_sleepers_kept() {
+        let (tl, meta) = synthetic();
+        let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
+        let live = LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: 105 * MS };
+        let r = workload(&live);
+        assert_eq!(r.open, vec![roots[0]]);
+        assert_eq!(r.horizon_ns, 100 * MS);
+        let w = &r.imported.workload;
+        assert_eq!(w.tasks[0].bursts, vec![1_000 * MS]);
+        assert!(w.tasks[1].bursts.len() >= 3, "the sleeper keeps its bursts: {:?}", w.tasks[1].bursts);
+        assert_eq!(w.tasks[1].bursts[..3], [2 * MS, 8 * MS, 2 * MS]);
+    }
+
+    #[test]
+    fn a_replay_under_the_generating_policy_gives_the_live_timeline_back() {
+        let (tl, meta) = synthetic();
+        let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
+        let live = LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: tl.end };
+        let r = workload(&live);
+        let window =
+            schedlab_trace::CompareOptions { start: 10 * MS, end: tl.end, cpus: Some(1), pids: Some(live.pids()) };
+        let model = Model { label: "rr", spec: "rr:quantum=4".into(), tick: None };
+        let sim = timeline(&r, &live, &simulate_under(&r, &model).unwrap());
+        let c = schedlab_trace::compare(&tl, &sim, &window);
+        assert!(c.same_task > 0.999, "same task {:.4}", c.same_task);
+        for t in &c.tasks {
+            assert_eq!(t.a.cpu_ns, t.b.cpu_ns, "{}", t.name);
+            assert_eq!(t.a.switch_ins, t.b.switch_ins, "{}", t.name);
+        }
+        let other = Model { label: "fcfs", spec: "fcfs".into(), tick: None };
+        let fcfs = timeline(&r, &live, &simulate_under(&r, &other).unwrap());
+        let c = schedlab_trace::compare(&tl, &fcfs, &window);
+        assert!(c.same_task < 0.8, "first come first served runs the hog throughout: {:.4}", c.same_task);
+        let sleeper = c.tasks.iter().find(|t| t.name == "sleeper").unwrap();
+        assert_eq!((sleeper.b.cpu_ns, sleeper.a.cpu_ns), (0, 7 * MS), "the open hog starves the sleeper under fcfs");
+    }
+
+    #[test]
+    fn models_follow_the_host() {
+        let m = models(2, Some(250), None, false);
+        assert_eq!(m[0].spec, "linux:cpus=2,hz=250");
+        assert_eq!((m[0].tick, m[1].tick), (Some(4 * MS), Some(4 * MS)));
+        assert_eq!(m[1].spec, "cfs:latency=12,min_granularity=1.5,wakeup_granularity=2");
+        assert_eq!((m[2].spec.as_str(), m[2].tick), ("rr:quantum=4", None));
+        let exact = models(1, Some(1000), None, true);
+        assert_eq!(exact[1].spec, "cfs:latency=6,min_granularity=0.75,wakeup_granularity=1");
+        assert_eq!((exact[0].tick, exact[1].tick, exact[2].spec.as_str()), (None, None, "rr:quantum=1"));
+    }
+}

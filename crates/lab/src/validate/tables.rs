@@ -1,0 +1,192 @@
+//! The validation's tables and verdicts: a summary of every case under every model, and per
+//! case each task live against each model (mean over the repeats, the live range, and each
+//! model's worst error marked met ✓, missed ✗ or inconclusive ~).
+
+use super::judge::{CaseJudgement, Mark, Metric, Tolerances};
+use super::measure::CaseRun;
+use schedlab_report::section::{Outcome, Table, Verdict};
+
+fn pct(v: f64) -> String {
+    format!("{:.0}%", 100.0 * v)
+}
+
+fn mean_of(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Every case under every model, one row each.
+pub fn summary(judgements: &[CaseJudgement], cases: &[(String, usize)]) -> Table {
+    let mut t = Table::new(
+        "Summary: how each model predicted each case",
+        &["case", "CPUs", "model", "same task", "met", "missed", "inconclusive", "case"],
+    );
+    for j in judgements {
+        let cpus = cases.iter().find(|c| c.0 == j.case).map_or(0, |c| c.1);
+        let (met, missed, inc) = j.counts();
+        t.row(vec![
+            j.case.clone(),
+            cpus.to_string(),
+            j.model.clone(),
+            pct(mean_of(&j.same_task)),
+            met.to_string(),
+            missed.to_string(),
+            inc.to_string(),
+            match j.mark {
+                Mark::Met => "met".into(),
+                Mark::Missed => "missed".into(),
+                Mark::Inconclusive => "inconclusive".into(),
+                Mark::NotJudged => "not judged".into(),
+            },
+        ]);
+    }
+    t.with_note(
+        "same task: the fraction of the window (× CPUs) in which the model ran the same task on the same CPU as \
+         the kernel did. met/missed/inconclusive count the judged metrics (CPU share, switches/s, wake-up p50) \
+         over the case's tasks.",
+    )
+}
+
+/// A live cell: the mean, and the range over repeats when there are several.
+fn live_cell(m: &Metric, decimals: usize) -> String {
+    match (Metric::mean(&m.live), Metric::range(&m.live)) {
+        (Some(mean), Some((lo, hi))) if m.live.len() > 1 => {
+            format!("{mean:.decimals$} [{lo:.decimals$}–{hi:.decimals$}]")
+        }
+        (Some(mean), _) => format!("{mean:.decimals$}"),
+        _ => "–".into(),
+    }
+}
+
+/// A model cell: the mean, the worst error and the mark.
+fn model_cell(m: &Metric, decimals: usize, points: bool) -> String {
+    let Some(mean) = Metric::mean(&m.model) else {
+        return if m.errors.is_empty() { "–".into() } else { format!("none {}", Mark::Missed.symbol()) };
+    };
+    match m.worst() {
+        None => format!("{mean:.decimals$}"),
+        Some(w) if points => format!("{mean:.decimals$} ({w:.1} pp {})", m.mark.symbol()),
+        Some(w) if w.is_finite() => format!("{mean:.decimals$} ({:.0}% {})", 100.0 * w, m.mark.symbol()),
+        Some(_) => format!("{mean:.decimals$} (– {})", m.mark.symbol()),
+    }
+}
+
+/// One case: its tasks live and under each model.
+pub fn case_table(what: &str, judgements: &[&CaseJudgement], tol: &Tolerances) -> Table {
+    let Some(first) = judgements.first() else { return Table::new(what, &["task"]) };
+    let mut t = Table::new(
+        format!("{} ({} repeat(s)): {what}", first.case, first.repeats),
+        &["task", "run by", "CPU share %", "switches/s", "wake-up p50 µs", "wake-up p99 µs"],
+    );
+    for (i, task) in first.tasks.iter().enumerate() {
+        t.row(vec![
+            task.task.clone(),
+            "live".into(),
+            live_cell(&task.share, 1),
+            live_cell(&task.switches_per_s, 0),
+            live_cell(&task.wake_p50_us, 1),
+            live_cell(&task.wake_p99_us, 1),
+        ]);
+        for j in judgements {
+            let Some(m) = j.tasks.get(i) else { continue };
+            t.row(vec![
+                String::new(),
+                j.model.clone(),
+                model_cell(&m.share, 1, true),
+                model_cell(&m.switches_per_s, 0, false),
+                model_cell(&m.wake_p50_us, 1, false),
+                model_cell(&m.wake_p99_us, 1, false),
+            ]);
+        }
+    }
+    t.with_note(format!(
+        "Live: mean [range] over the repeats. Models: mean (worst error over the repeats, ✓ within / ✗ beyond the \
+         goal in every repeat, ~ repeats on both sides). Goal: share ±{} pp of the case's CPUs, switches ±{:.0}%, \
+         wake-up p50 ±{:.0}%; rates and percentiles with fewer than {} live events are not judged; p99 is shown, \
+         not judged.",
+        tol.share_pp,
+        100.0 * tol.switches,
+        100.0 * tol.wake_p50,
+        tol.min_events
+    ))
+}
+
+/// What a judgement missed, in words (empty when nothing was).
+pub fn misses(j: &CaseJudgement) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in &j.tasks {
+        let worst = |m: &Metric| m.worst().unwrap_or(0.0);
+        let value = |v: &[Option<f64>]| Metric::mean(v).map_or("none".to_string(), |x| format!("{x:.1}"));
+        let mut say = |name: &str, m: &Metric, unit: &str, points: bool| {
+            if matches!(m.mark, Mark::Missed | Mark::Inconclusive) {
+                let err = if points { format!("{:.1} pp", worst(m)) } else { pct(worst(m)) };
+                out.push(format!(
+                    "{} {name} {} live vs {} {unit} ({err}{})",
+                    t.task,
+                    value(&m.live),
+                    value(&m.model),
+                    if m.mark == Mark::Inconclusive { ", inconclusive" } else { "" }
+                ));
+            }
+        };
+        say("share", &t.share, "%", true);
+        say("switches/s", &t.switches_per_s, "/s", false);
+        say("wake-up p50", &t.wake_p50_us, "µs", false);
+    }
+    out
+}
+
+/// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim).
+pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, tol: &Tolerances) -> Verdict {
+    let claim = format!(
+        "Goal: the simulator's linux model predicts {} ({what}): shares ±{} pp, switches/s ±{:.0}%, wake-up p50 ±{:.0}%",
+        j.case,
+        tol.share_pp,
+        100.0 * tol.switches,
+        100.0 * tol.wake_p50
+    );
+    let (met, missed, inc) = j.counts();
+    let spread = if j.repeats > 1 { format!("{} repeats", j.repeats) } else { "one run: the spread is unknown".into() };
+    let mut detail = format!(
+        "{met} metric(s) met, {missed} missed, {inc} inconclusive ({spread}); same task {}",
+        pct(mean_of(&j.same_task))
+    );
+    let m = misses(j);
+    if !m.is_empty() {
+        detail.push_str(&format!(". Off: {}", m.join("; ")));
+    }
+    if let (Some(why), true) = (why, missed + inc > 0) {
+        detail.push_str(&format!(". Why: {why}"));
+    }
+    let outcome = match j.mark {
+        Mark::Met => Outcome::Reproduced,
+        Mark::Missed => Outcome::Differs,
+        Mark::Inconclusive => Outcome::Inconclusive,
+        Mark::NotJudged => Outcome::NotMeasured,
+    };
+    Verdict { claim, outcome, detail }
+}
+
+/// Import and trace health per run: what a reader needs to trust the live side.
+pub fn trace_table(runs: &[CaseRun]) -> Table {
+    let mut t = Table::new(
+        "The live traces",
+        &["case", "repeat", "CPUs", "events", "lost", "malformed", "anomalies", "import notes", "left open"],
+    );
+    for r in runs {
+        t.row(vec![
+            r.case.clone(),
+            r.repeat.to_string(),
+            format!("{:?}", r.host_cpus),
+            r.parse.events.to_string(),
+            r.parse.lost_events().to_string(),
+            r.parse.malformed.to_string(),
+            r.anomalies.to_string(),
+            r.import_notes.len().to_string(),
+            r.open.join(" "),
+        ]);
+    }
+    t.with_note(
+        "anomalies: events that contradict each other (repaired by the timeline builder; see results.json). \
+         left open: tasks that never blocked, whose CPU demand the replay leaves to the model.",
+    )
+}

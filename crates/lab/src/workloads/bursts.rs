@@ -1,0 +1,108 @@
+//! A task that does what a simulator workload says: CPU bursts and sleeps in turn, each burst
+//! measured in the thread's own CPU time (so a burst takes as long as the scheduler makes it),
+//! each sleep a clock_nanosleep. This is how `validate` and `trace record` run a workload for
+//! real, so the live run and the simulation start from the same description.
+
+use schedlab_os::clock::{monotonic_ns, sleep_until_ns, thread_cpu_ns};
+use std::str::FromStr;
+
+/// One phase of the pattern.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Phase {
+    /// Use this much CPU time (ns); `None` = forever (a hog, ended by a signal).
+    Run(Option<u64>),
+    /// Sleep this long (ns).
+    Sleep(u64),
+}
+
+/// A pattern: run, sleep, run, … starting with a run, in ms on the command line (`3,7,3`,
+/// `3,7` to repeat as a periodic task, or `inf`), repeated as asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern(pub Vec<Phase>);
+
+impl FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut phases = Vec::new();
+        for (i, part) in s.split(',').map(str::trim).enumerate() {
+            let run = i % 2 == 0;
+            if run && matches!(part, "inf" | "forever") {
+                phases.push(Phase::Run(None));
+                continue;
+            }
+            let ms: f64 = part
+                .parse()
+                .map_err(|_| format!("'{part}' in '{s}' is not a number of ms (or `inf` for an endless run)"))?;
+            if !ms.is_finite() || !(0.0..=86_400_000.0).contains(&ms) {
+                return Err(format!("'{part}' in '{s}': a phase is 0..86400000 ms"));
+            }
+            let ns = (ms * 1e6).round() as u64;
+            phases.push(if run { Phase::Run(Some(ns)) } else { Phase::Sleep(ns) });
+        }
+        if phases[..phases.len() - 1].contains(&Phase::Run(None)) {
+            return Err(format!("'{s}': only the last run can be endless (`inf`)"));
+        }
+        Ok(Pattern(phases))
+    }
+}
+
+/// Spin until the calling thread has used `ns` more CPU time.
+pub fn spin_cpu(ns: u64) {
+    let until = thread_cpu_ns() + ns;
+    while thread_cpu_ns() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// Run `pattern` `repeat` times (a sleep of `gap` ms between repetitions, when the pattern is
+/// repeated), or until `stop()`; returns the repetitions done.
+pub fn run(pattern: &Pattern, repeat: u64, gap_ns: u64, stop: impl Fn() -> bool) -> u64 {
+    let mut done = 0;
+    while done < repeat && !stop() {
+        if done > 0 && gap_ns > 0 {
+            let _ = sleep_until_ns(monotonic_ns() + gap_ns);
+        }
+        for p in &pattern.0 {
+            match *p {
+                Phase::Run(Some(ns)) => spin_cpu(ns),
+                Phase::Run(None) => {
+                    while !stop() {
+                        spin_cpu(1_000_000);
+                    }
+                    return done;
+                }
+                Phase::Sleep(ns) => {
+                    let _ = sleep_until_ns(monotonic_ns() + ns);
+                }
+            }
+        }
+        done += 1;
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_parse_and_bad_ones_are_named() {
+        let p: Pattern = "3,7,1.5".parse().unwrap();
+        assert_eq!(p.0, vec![Phase::Run(Some(3_000_000)), Phase::Sleep(7_000_000), Phase::Run(Some(1_500_000))]);
+        assert_eq!("inf".parse::<Pattern>().unwrap().0, vec![Phase::Run(None)]);
+        assert_eq!("3,7".parse::<Pattern>().unwrap().0, vec![Phase::Run(Some(3_000_000)), Phase::Sleep(7_000_000)]);
+        assert!("inf,3,1".parse::<Pattern>().unwrap_err().contains("only the last"));
+        assert!("3,x,1".parse::<Pattern>().unwrap_err().contains("'x'"));
+        assert!("-1".parse::<Pattern>().is_err());
+    }
+
+    #[test]
+    fn a_burst_uses_the_cpu_time_asked_for() {
+        let t0 = thread_cpu_ns();
+        let p: Pattern = "5,1,5".parse().unwrap();
+        assert_eq!(run(&p, 2, 0, || false), 2);
+        let used = thread_cpu_ns() - t0;
+        // 4 bursts of 5 ms of CPU, and the spin checks the clock often: at most a little over.
+        assert!((20_000_000..22_000_000).contains(&used), "{used} ns");
+    }
+}

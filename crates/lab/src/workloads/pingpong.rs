@@ -1,0 +1,45 @@
+//! A wake-up-heavy pair: two threads (`ping` and `pong`) pass one byte back and forth over a
+//! socket pair, each doing a little CPU work per message. Every message is a wake-up of the
+//! other thread, so the pair measures how fast the scheduler lets a woken task run.
+
+use super::bursts::spin_cpu;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// Exchange messages for `duration` (or until `stop()`), `work_ns` of CPU per message on each
+/// side; returns the round trips done.
+pub fn run(duration: Duration, work_ns: u64, stop: impl Fn() -> bool + Sync) -> std::io::Result<u64> {
+    let (mut a, mut b) = UnixStream::pair()?;
+    let end = Instant::now() + duration;
+    let pong = std::thread::Builder::new().name("pong".into()).spawn(move || -> std::io::Result<()> {
+        let mut byte = [0u8; 1];
+        loop {
+            if b.read(&mut byte)? == 0 || byte[0] == 0 {
+                return Ok(());
+            }
+            spin_cpu(work_ns);
+            b.write_all(&byte)?;
+        }
+    })?;
+    let mut rounds = 0;
+    let mut byte = [1u8; 1];
+    while Instant::now() < end && !stop() {
+        spin_cpu(work_ns);
+        a.write_all(&[1])?;
+        a.read_exact(&mut byte)?;
+        rounds += 1;
+    }
+    a.write_all(&[0])?;
+    pong.join().map_err(|_| std::io::Error::other("the pong thread panicked"))??;
+    Ok(rounds)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pair_exchanges_and_stops() {
+        let n = super::run(std::time::Duration::from_millis(50), 10_000, || false).unwrap();
+        assert!(n > 10, "only {n} round trips in 50 ms");
+    }
+}
