@@ -24,6 +24,26 @@ pub fn signal(pid: i32, sig: Signal) -> OsResult<()> {
     send_signal(pid, sig as i32)
 }
 
+/// Stop this process (SIGSTOP to itself) until someone sends SIGCONT: how a workload program
+/// that has finished starting up waits for its release, so a recorder sees only its work.
+pub fn stop_self() -> OsResult<()> {
+    nix::sys::signal::raise(Signal::SIGSTOP).map_err(|e| OsError::from_io("stopping this process", e.into()))
+}
+
+/// Wait until process `pid` is stopped (state `T`), at most `timeout`; false if it ended or the
+/// time ran out.
+pub fn wait_stopped(pid: i32, timeout: std::time::Duration) -> bool {
+    let end = std::time::Instant::now() + timeout;
+    loop {
+        match crate::procfs::stat(pid).map(|s| s.state) {
+            Some('T') => return true,
+            None | Some('Z') | Some('X') => return false,
+            _ if std::time::Instant::now() >= end => return false,
+            _ => std::thread::sleep(std::time::Duration::from_micros(500)),
+        }
+    }
+}
+
 /// CPU time used so far by all threads of process `pid` (its CPUCLOCK_SCHED process clock),
 /// in nanoseconds. Updated at scheduler ticks for a running task (see [`TaskClock`]).
 pub fn process_cpu_ns(pid: i32) -> OsResult<u64> {

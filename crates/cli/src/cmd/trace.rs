@@ -4,10 +4,11 @@
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use crate::units;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use schedlab_lab::trace::import::{self, ImportRequest};
-use schedlab_lab::trace::record::{self, RecordRequest};
+use schedlab_lab::trace::record::{self, RecordRequest, WorkloadRecordRequest};
+use schedlab_sim::workload::Workload;
 use schedlab_trace::{Format, Select};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +18,8 @@ use std::time::Duration;
 #[command(after_help = "\
 Examples:
   sudo schedlab trace record --cpus 1 -- schedlab workload bursts --ms 3,7 --repeat 100
+  schedlab sim run --generate poisson:n=4,rate=20,mean=50,bursts=3,io=10 --policy linux --save-workload w.json
+  sudo schedlab trace record --workload w.json --cpus 1
   schedlab trace import results/trace-record/<run>/trace.txt --meta results/trace-record/<run>/meta.json \\
       --tree <pid> --workload-out w.json
   schedlab sim run --workload w.json --policy linux --policy cfs
@@ -30,7 +33,8 @@ pub struct Args {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a program under a recording of the scheduler tracepoints (sched_switch, the wake-ups,
+    /// Run a program — or a simulator workload, each task a child with its policy, affinity and
+    /// arrival — under a recording of the scheduler tracepoints (sched_switch, the wake-ups,
     /// fork/exec/exit, migrate_task) and keep the raw trace and each task's policy and affinity.
     /// Needs root (tracefs).
     Record(RecordArgs),
@@ -42,16 +46,21 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct RecordArgs {
-    /// Pin the program to these CPUs (e.g. `1` or `0-1`).
+    /// Pin the program to these CPUs (e.g. `1` or `0-1`). With --workload, the CPUs its CPU 0,
+    /// 1, … run on (default: the last ones, so CPU 0 stays free for the controller when it can).
     #[arg(long, value_name = "LIST")]
     cpus: Option<String>,
+    /// Run this simulator workload (JSON, as `sim run --save-workload` writes it) instead of a
+    /// program.
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    workload: Option<PathBuf>,
     /// Stop the program (and the recording) after this long.
     #[arg(long = "for", default_value = "60s", value_parser = units::positive_duration)]
     limit: Duration,
     #[command(flatten)]
     output: OutputArgs,
     /// The program and its arguments: `-- PROGRAM ARGS…`.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "workload")]
     command: Vec<String>,
 }
 
@@ -90,8 +99,11 @@ pub fn run(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Record(a) => {
             let cpus = a.cpus.as_deref().map(schedlab_os::affinity::parse_cpu_list).transpose()?;
-            let req = RecordRequest { argv: a.command, cpus, limit: a.limit };
-            output::emit(record::record(&req)?, &a.output, &host)?;
+            let section = match &a.workload {
+                Some(path) => record::record_workload(&workload_request(path, cpus, a.limit)?)?,
+                None => record::record(&RecordRequest { argv: a.command, cpus, limit: a.limit })?,
+            };
+            output::emit(section, &a.output, &host)?;
         }
         Cmd::Import(a) => {
             let select = match (&a.pid[..], a.tree, &a.comm) {
@@ -122,4 +134,26 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The workload at `path` on `cpus` (or the last CPUs this process may use).
+fn workload_request(
+    path: &std::path::Path,
+    cpus: Option<Vec<usize>>,
+    limit: Duration,
+) -> Result<WorkloadRecordRequest> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading workload {}", path.display()))?;
+    let workload = Workload::from_json_str(&text).with_context(|| format!("workload {}", path.display()))?;
+    let need = workload.cpus.unwrap_or(1);
+    let host_cpus = match cpus {
+        Some(c) => c,
+        None => {
+            let allowed = schedlab_os::affinity::allowed_cpus()?;
+            allowed[allowed.len().saturating_sub(need)..].to_vec()
+        }
+    };
+    if host_cpus.len() < need {
+        bail!("the workload is written for {need} CPU(s); --cpus gives {}", host_cpus.len());
+    }
+    Ok(WorkloadRecordRequest { workload, host_cpus, limit })
 }

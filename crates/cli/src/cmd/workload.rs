@@ -58,6 +58,10 @@ enum Kind {
         /// Sleep between repetitions (e.g. 5ms).
         #[arg(long, default_value = "0s", value_parser = units::duration)]
         gap: std::time::Duration,
+        /// Stop (SIGSTOP) once started up and begin at SIGCONT, so a recorder released with
+        /// SIGCONT sees only the work.
+        #[arg(long)]
+        stopped_start: bool,
     },
     /// Two threads passing a byte back and forth over a socket pair, with a little CPU work per
     /// message: every message wakes the other thread.
@@ -68,6 +72,9 @@ enum Kind {
         /// CPU work per message on each side (e.g. 50us).
         #[arg(long, default_value = "50us", value_parser = units::duration)]
         work: std::time::Duration,
+        /// Stop (SIGSTOP) once started up and begin at SIGCONT (before the second thread starts).
+        #[arg(long)]
+        stopped_start: bool,
     },
     /// Hash a password in a loop and print the iteration count on exit or SIGTERM (seed 004).
     Crypt {
@@ -103,11 +110,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("writing {}: {e}", output.display()))?;
             println!("{pi:.6}");
         }
-        Kind::Bursts { ms, repeat, gap } => {
+        Kind::Bursts { ms, repeat, gap, stopped_start } => {
+            if stopped_start {
+                schedlab_os::process::stop_self()?;
+            }
             let done = bursts::run(&ms, repeat, gap.as_nanos() as u64, schedlab_os::signals::stop_requested);
             println!("{done}");
         }
-        Kind::Pingpong { duration, work } => {
+        Kind::Pingpong { duration, work, stopped_start } => {
+            if stopped_start {
+                schedlab_os::process::stop_self()?;
+            }
             let n = pingpong::run(duration, work.as_nanos() as u64, schedlab_os::signals::stop_requested)?;
             println!("{n}");
         }

@@ -16,6 +16,9 @@ use schedlab_trace::TraceMeta;
 use std::path::Path;
 use std::time::Duration;
 
+/// How long a task may take to start up and stop itself.
+const STARTUP_LIMIT: Duration = Duration::from_secs(30);
+
 /// One task to run.
 #[derive(Debug, Clone)]
 pub struct LiveTask {
@@ -26,6 +29,10 @@ pub struct LiveTask {
     pub cpus: Option<Vec<usize>>,
     /// Released this long after the first task (ns).
     pub arrival_ns: u64,
+    /// The program stops itself once started up (`workload … --stopped-start`) and is released
+    /// with SIGCONT, so the trace holds its work and not its start-up (exec, loading, argument
+    /// parsing: milliseconds for schedlab itself). Otherwise it waits at a gate before its exec.
+    pub stopped_start: bool,
 }
 
 /// What a live run recorded.
@@ -82,6 +89,12 @@ pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> 
         .iter()
         .map(|t| {
             let sched = sched_of(t)?;
+            if t.period.is_some() && sched.policy != LinuxPolicy::Deadline {
+                bail!("task {}: periodic releases cannot run live yet (give its sleeps as bursts)", t.name);
+            }
+            if !t.locks.is_empty() {
+                bail!("task {}: locks cannot run live yet", t.name);
+            }
             let on = |a: &[usize]| -> Result<Vec<usize>> {
                 a.iter()
                     .map(|&c| cpus.get(c).copied().with_context(|| format!("task {}: no CPU {c} here", t.name)))
@@ -93,10 +106,18 @@ pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> 
                 (None, _) => Some(cpus.to_vec()),
             };
             let repeat = if t.jobs > 1 { vec!["--repeat".into(), t.jobs.to_string()] } else { vec![] };
-            let mut argv = vec![exe.display().to_string(), "workload".into(), "bursts".into()];
+            let mut argv =
+                vec![exe.display().to_string(), "workload".into(), "bursts".into(), "--stopped-start".into()];
             argv.extend(["--ms".to_string(), pattern(t, open_ns)]);
             argv.extend(repeat);
-            Ok(LiveTask { name: t.name.to_string(), argv, sched, cpus: task_cpus, arrival_ns: t.arrival })
+            Ok(LiveTask {
+                name: t.name.to_string(),
+                argv,
+                sched,
+                cpus: task_cpus,
+                arrival_ns: t.arrival,
+                stopped_start: true,
+            })
         })
         .collect()
 }
@@ -109,13 +130,23 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     let mut children = Vec::with_capacity(tasks.len());
     let mut meta = Collector::default();
     for t in tasks {
-        let mut spec = ChildSpec::from_argv(&t.argv)?.sched(t.sched).stdout(Output::Null).barrier(Barrier::Gate);
+        let barrier = if t.stopped_start { Barrier::None } else { Barrier::Gate };
+        let mut spec = ChildSpec::from_argv(&t.argv)?.sched(t.sched).stdout(Output::Null).barrier(barrier);
         if let Some(c) = &t.cpus {
             spec = spec.cpus(c);
         }
         let child = Child::spawn(&spec).with_context(|| format!("starting task {}", t.name))?;
         meta.insert(meta::from_params(child.pid(), Some(t.name.clone()), &t.sched, t.cpus.clone()));
         children.push(child);
+    }
+    for (c, t) in children.iter().zip(tasks).filter(|(_, t)| t.stopped_start) {
+        if !schedlab_os::process::wait_stopped(c.pid(), STARTUP_LIMIT) {
+            bail!(
+                "task {} did not stop itself within {} s of starting (did its program take --stopped-start?)",
+                t.name,
+                STARTUP_LIMIT.as_secs()
+            );
+        }
     }
     let recorder = Recorder::start()?;
     let release_ns = monotonic_ns();
@@ -125,7 +156,11 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     progress(&format!("running {} tasks for up to {:.1} s", tasks.len(), limit.as_secs_f64()));
     for i in order {
         sleep_until_ns(release_ns + tasks[i].arrival_ns)?;
-        children[i].release()?;
+        if tasks[i].stopped_start {
+            schedlab_os::process::signal(children[i].pid(), schedlab_os::process::Signal::SIGCONT)?;
+        } else {
+            children[i].release()?;
+        }
     }
     let mut last = 0;
     while monotonic_ns() < end_ns && !schedlab_os::signals::stop_requested() {
@@ -167,9 +202,10 @@ mod tests {
         per.affinity = Some(vec![0]);
         let w = Workload { cpus: Some(1), tasks: vec![hog, per] };
         let t = from_workload(Path::new("/x/schedlab"), &w, &[1], 5_000_000_000).unwrap();
-        assert_eq!(t[0].argv[3..], ["--ms".to_string(), "inf".into()]);
+        assert_eq!(t[0].argv[3..], ["--stopped-start".to_string(), "--ms".into(), "inf".into()]);
+        assert!(t[0].stopped_start);
         assert_eq!(t[0].sched, SchedParams::other_nice(5));
-        assert_eq!(t[1].argv[4], "3,7,3");
+        assert_eq!(t[1].argv[5], "3,7,3");
         assert_eq!((t[1].sched.policy, t[1].sched.priority, t[1].cpus.clone()), (LinuxPolicy::Fifo, 50, Some(vec![1])));
         assert_eq!(t[1].arrival_ns, 1_000_000);
         let mut dl = TaskSpec::cpu("dl", 0, 1);

@@ -1,14 +1,18 @@
 //! `schedlab trace record -- COMMAND…`: run a program (and whatever it starts) under a private
 //! tracefs instance recording the scheduler tracepoints, and keep the raw trace (`trace.txt`),
 //! the policy and affinity of every task it had (`meta.json`) and a summary of who ran how
-//! much. `schedlab trace import` turns the trace into a simulator workload.
+//! much. `schedlab trace record --workload FILE` runs a simulator workload for real instead —
+//! each task a `schedlab workload bursts` child with its policy, affinity and arrival — so a
+//! workload can go live and come back through `schedlab trace import`.
 
+use super::live;
 use super::meta::Collector;
 use super::recorder::Recorder;
 use anyhow::{Context, Result};
 use schedlab_os::child::{Barrier, Child, ChildSpec};
 use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
 use schedlab_report::section::{DataFile, Section, Status, Table};
+use schedlab_sim::workload::Workload;
 use schedlab_trace::{Select, Timeline};
 use serde_json::json;
 use std::time::Duration;
@@ -94,5 +98,73 @@ pub fn record(req: &RecordRequest) -> Result<Section> {
         "anomalies": tl.anomalies.len(),
         "select": Select::Tree(root),
     });
+    Ok(s)
+}
+
+/// A simulator workload to run for real.
+#[derive(Debug, Clone)]
+pub struct WorkloadRecordRequest {
+    pub workload: Workload,
+    /// `host_cpus[i]` runs the workload's CPU `i`.
+    pub host_cpus: Vec<usize>,
+    /// Stop (kill what still runs) after this long.
+    pub limit: Duration,
+}
+
+/// Run `req`'s workload under a recording; the section's files are the trace, the metadata and
+/// the workload, and its table sets each task's CPU demand beside the CPU the trace shows it
+/// used after its exec.
+pub fn record_workload(req: &WorkloadRecordRequest) -> Result<Section> {
+    let exe = std::env::current_exe()?;
+    let tasks = live::from_workload(&exe, &req.workload, &req.host_cpus, u64::MAX)?;
+    let run = live::run(&tasks, req.limit, &|_| {})?;
+    let (tl, stats) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
+    let mut s = Section::new("trace-record", "-", "A simulator workload run for real under a scheduler trace");
+    let mut t = Table::new(
+        "Each task's CPU demand and what the trace shows it used",
+        &["task", "pid", "demand ms", "traced ms (after exec)", "traced / demand", "switch-ins"],
+    );
+    let mut per_task = Vec::new();
+    for ((spec, task), pid) in req.workload.tasks.iter().zip(&tasks).zip(&run.pids) {
+        let demand: u64 = spec.bursts.iter().step_by(2).sum::<u64>() * u64::from(spec.jobs.max(1));
+        let traced = tl.tasks.get(pid).map_or(0, |t| {
+            let from = t.execs.last().map_or(t.first_seen, |e| e.ts);
+            t.cpu_time_in(from, u64::MAX)
+        });
+        let ratio = traced as f64 / demand.max(1) as f64;
+        t.row(vec![
+            task.name.clone(),
+            pid.to_string(),
+            format!("{:.3}", demand as f64 / 1e6),
+            format!("{:.3}", traced as f64 / 1e6),
+            format!("{ratio:.4}"),
+            tl.tasks.get(pid).map_or(0, |t| t.switch_ins).to_string(),
+        ]);
+        per_task.push(json!({"name": task.name, "pid": pid, "demand_ns": demand, "traced_ns": traced}));
+    }
+    s.tables.push(t);
+    let stopped = schedlab_os::signals::stop_requested();
+    if stopped {
+        s.status = Status::Interrupted;
+    }
+    let pids: std::collections::BTreeSet<i32> = run.pids.iter().copied().collect();
+    let pid_list: Vec<String> = run.pids.iter().map(i32::to_string).collect();
+    s.summary = format!(
+        "{} tasks on CPU(s) {:?} for {:.3} s; {} events ({} lost). Import it with `schedlab trace import {{run dir}}/trace.txt \
+         --meta {{run dir}}/meta.json --start-at-exec --pid {}`.",
+        tasks.len(),
+        req.host_cpus,
+        (run.end_ns - run.release_ns) as f64 / 1e9,
+        stats.events,
+        stats.lost_events(),
+        pid_list.join(",")
+    );
+    s.files.push(DataFile::text("trace.txt", run.text));
+    s.files.push(DataFile::text("meta.json", serde_json::to_string_pretty(&run.meta)?));
+    s.files.push(DataFile::text("workload.json", req.workload.to_json_string()));
+    s.parameters =
+        json!({ "tasks": req.workload.tasks.len(), "cpus": req.host_cpus, "limit_s": req.limit.as_secs_f64() });
+    s.results =
+        json!({ "parse": stats, "tasks": per_task, "select": Select::Pids(pids), "anomalies": tl.anomalies.len() });
     Ok(s)
 }

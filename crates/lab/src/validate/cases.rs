@@ -187,12 +187,13 @@ impl CaseTask {
     fn argv(&self, exe: &Path, duration_ns: u64) -> Vec<String> {
         let mut argv = vec![exe.display().to_string(), "workload".into()];
         let more: Vec<String> = match self.behaviour {
-            Behaviour::Hog => vec!["bursts".into(), "--ms".into(), "inf".into()],
+            Behaviour::Hog => vec!["bursts".into(), "--stopped-start".into(), "--ms".into(), "inf".into()],
             Behaviour::Periodic { run_ms, sleep_ms } => {
                 let cycles = duration_ns as f64 / ((run_ms + sleep_ms) * MS as f64);
                 let repeat = cycles.ceil() as u64 + 2;
                 vec![
                     "bursts".into(),
+                    "--stopped-start".into(),
                     "--ms".into(),
                     format!("{run_ms},{sleep_ms}"),
                     "--repeat".into(),
@@ -201,6 +202,7 @@ impl CaseTask {
             }
             Behaviour::PingPong { work_us } => vec![
                 "pingpong".into(),
+                "--stopped-start".into(),
                 "--for".into(),
                 format!("{}ms", duration_ns / MS + 1000),
                 "--work".into(),
@@ -228,7 +230,14 @@ impl Case {
                     (Some(p), _) => Some(p.iter().map(|&i| host_cpus[i]).collect()),
                     (None, _) => Some(host_cpus.to_vec()),
                 };
-                Ok(LiveTask { name: t.name.to_string(), argv: t.argv(exe, duration_ns), sched, cpus, arrival_ns: 0 })
+                Ok(LiveTask {
+                    name: t.name.to_string(),
+                    argv: t.argv(exe, duration_ns),
+                    sched,
+                    cpus,
+                    arrival_ns: 0,
+                    stopped_start: true,
+                })
             })
             .collect()
     }
@@ -261,8 +270,11 @@ mod tests {
         assert_eq!((live[1].cpus.clone(), live[2].cpus.clone()), (Some(vec![0]), Some(vec![1])));
         let sleepers = suite(false).into_iter().find(|c| c.name == "sleepers-vs-hog").unwrap();
         let live = sleepers.live_tasks(exe, &[1], 1_000 * MS).unwrap();
-        assert_eq!(live[0].argv[2..], ["bursts", "--ms", "2,8", "--repeat", "102"].map(String::from));
-        assert_eq!(live[2].argv[2..], ["bursts", "--ms", "inf"].map(String::from));
+        assert_eq!(
+            live[0].argv[2..],
+            ["bursts", "--stopped-start", "--ms", "2,8", "--repeat", "102"].map(String::from)
+        );
+        assert_eq!(live[2].argv[2..], ["bursts", "--stopped-start", "--ms", "inf"].map(String::from));
         assert_eq!(suite(false).len(), 5, "the two-CPU mixes need a second CPU");
     }
 }

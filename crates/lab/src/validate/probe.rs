@@ -69,10 +69,13 @@ pub fn median_run(tl: &Timeline, pids: &[i32], cpu: usize) -> (usize, u64) {
 pub fn slice_end(exe: &Path, cpu: usize, tick_ns: Option<u64>, span: Duration) -> Result<SliceProbe> {
     let hog = |name: &str| LiveTask {
         name: name.into(),
-        argv: vec![exe.display().to_string(), "workload".into(), "bursts".into(), "--ms".into(), "inf".into()],
+        argv: std::iter::once(exe.display().to_string())
+            .chain(["workload", "bursts", "--stopped-start", "--ms", "inf"].map(String::from))
+            .collect(),
         sched: SchedParams::other_nice(0),
         cpus: Some(vec![cpu]),
         arrival_ns: 0,
+        stopped_start: true,
     };
     let run = live::run(&[hog("probe-a"), hog("probe-b")], span, &|_| {}).context("the slice probe")?;
     let (tl, _) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));

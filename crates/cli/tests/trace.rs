@@ -1,0 +1,181 @@
+//! `schedlab trace` live: a generated workload run for real under `trace record --workload`
+//! and imported back gives the same tasks with the same CPU totals (within 2%); and the private
+//! tracefs instance a recording makes is gone after SIGINT and SIGTERM, and after SIGKILL the
+//! next recording removes it. Needs root and tracefs; fails in CI without them.
+
+use serde_json::Value;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static MACHINE: Mutex<()> = Mutex::new(());
+
+const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
+fn schedlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+}
+
+fn ok(out: Output, what: &str) -> String {
+    assert!(out.status.success(), "{what} failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// The one run directory under `<out>/<experiment>/`.
+fn run_dir(out: &Path, experiment: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> =
+        std::fs::read_dir(out.join(experiment)).expect("run directories").map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "one run of {experiment}: {dirs:?}");
+    dirs[0].clone()
+}
+
+fn live_ready(what: &str) -> bool {
+    if !schedlab_os::root_for_test(what) {
+        return false;
+    }
+    if !Path::new(INSTANCES).is_dir() {
+        // The recorder mounts tracefs itself; a machine without it cannot run these tests.
+        let _ = Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).status();
+    }
+    assert!(Path::new(INSTANCES).is_dir(), "{what} needs tracefs at /sys/kernel/tracing");
+    true
+}
+
+#[test]
+fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
+    if !live_ready("recording a live workload") {
+        return;
+    }
+    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.json");
+    ok(
+        schedlab()
+            .args(["sim", "run", "--generate", "poisson:n=4,rate=20,mean=40,bursts=3,io=10,seed=7", "--policy", "fcfs"])
+            .arg("--save-workload")
+            .arg(&w)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap(),
+        "sim run --generate",
+    );
+    let original: Value = serde_json::from_str(&std::fs::read_to_string(&w).unwrap()).unwrap();
+    let doc: Value = serde_json::from_str(&ok(
+        schedlab()
+            .args(["trace", "record", "--for", "20s", "--json", "--workload"])
+            .arg(&w)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap(),
+        "trace record --workload",
+    ))
+    .unwrap();
+    let pids: Vec<String> =
+        doc["results"]["tasks"].as_array().unwrap().iter().map(|t| t["pid"].as_i64().unwrap().to_string()).collect();
+    let rec = run_dir(dir.path(), "trace-record");
+    let back = dir.path().join("back.json");
+    ok(
+        schedlab()
+            .args(["trace", "import", "--start-at-exec", "--json"])
+            .arg(rec.join("trace.txt"))
+            .arg("--meta")
+            .arg(rec.join("meta.json"))
+            .arg("--pid")
+            .arg(pids.join(","))
+            .arg("--workload-out")
+            .arg(&back)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap(),
+        "trace import",
+    );
+    let imported: Value = serde_json::from_str(&std::fs::read_to_string(&back).unwrap()).unwrap();
+    let (a, b) = (original["tasks"].as_array().unwrap(), imported["tasks"].as_array().unwrap());
+    assert_eq!(a.len(), b.len(), "the same tasks come back");
+    let cpu =
+        |t: &Value| -> f64 { t["bursts"].as_array().unwrap().iter().step_by(2).map(|x| x.as_f64().unwrap()).sum() };
+    let bursts = |t: &Value| t["bursts"].as_array().unwrap().len();
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let (want, got) = (cpu(x), cpu(y));
+        assert!((got - want).abs() <= 0.02 * want, "task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back");
+        assert_eq!(bursts(x), bursts(y), "task {i}: its CPU bursts and blocked times come back one for one");
+    }
+}
+
+/// Start `trace record` of an endless hog, wait for its instance and the hog, and return them.
+fn start_recording(out: &Path) -> (Child, PathBuf, i32) {
+    let exe = env!("CARGO_BIN_EXE_schedlab");
+    let mut c = schedlab()
+        .args(["trace", "record", "--cpus", "0", "--for", "120s", "--out"])
+        .arg(out)
+        .args(["--", exe, "workload", "bursts", "--ms", "inf"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let instance = Path::new(INSTANCES).join(format!("schedlab-trace-{}", c.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(c.try_wait().unwrap().is_none(), "trace record ended early");
+        let hog = schedlab_os::procfs::descendants(c.id() as i32).into_iter().next();
+        if let (true, Some(hog)) = (instance.is_dir(), hog) {
+            return (c, instance, hog);
+        }
+        assert!(Instant::now() < deadline, "no instance {} and hog after 60 s", instance.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_gone(pid: i32) -> bool {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if schedlab_os::procfs::stat(pid).is_none_or(|s| s.state == 'Z') {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn the_tracefs_instance_goes_away_on_every_exit_path() {
+    if !live_ready("recording under signals") {
+        return;
+    }
+    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    for (sig, number) in [("-INT", 2), ("-TERM", 15)] {
+        let (mut c, instance, hog) = start_recording(dir.path());
+        std::thread::sleep(Duration::from_millis(300));
+        Command::new("kill").args([sig, &c.id().to_string()]).status().unwrap();
+        let status = c.wait().unwrap();
+        // A stopped command ends the way the signal would have ended it.
+        assert_eq!(status.signal(), Some(number), "kill {sig}: exit status {status}");
+        assert!(!instance.exists(), "kill {sig}: {} is still there", instance.display());
+        assert!(wait_gone(hog), "kill {sig}: the recorded program {hog} outlived the recording");
+    }
+    let (mut c, instance, hog) = start_recording(dir.path());
+    c.kill().unwrap();
+    c.wait().unwrap();
+    assert!(
+        instance.is_dir(),
+        "after SIGKILL nothing could remove {} (else this test shows nothing)",
+        instance.display()
+    );
+    assert!(wait_gone(hog), "the recorded program {hog} outlived a SIGKILLed recording");
+    ok(
+        schedlab()
+            .args(["trace", "record", "--for", "1s", "--out"])
+            .arg(dir.path())
+            .args(["--", "true"])
+            .output()
+            .unwrap(),
+        "the next recording",
+    );
+    assert!(!instance.exists(), "the next recording did not remove {}", instance.display());
+}
