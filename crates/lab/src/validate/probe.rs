@@ -1,9 +1,12 @@
 //! A fact of the host the model must be told and cannot read: whether the kernel ends an
-//! expired fair slice at once (a high-resolution timer: the HRTICK feature, which lives in
-//! debugfs `sched/features`, unreadable on many hosts) or only at the next scheduler tick.
-//! Two nice-0 hogs share one CPU for a moment under a trace: with a tick, their runs last about
-//! one tick (4 ms at HZ=250); ended exactly, they last one base slice (1.4 ms on two CPUs).
-//! This is a calibration of the model's structure, measured apart from the cases it is judged on.
+//! expired fair slice of a CPU-bound task at once (the HRTICK feature: a high-resolution timer
+//! per slice; it lives in debugfs `sched/features`, unreadable on many hosts) or only at the next
+//! scheduler tick. Two nice-0 hogs (`workload bursts --ms inf`, which never enter the kernel while
+//! they compute) share one CPU for a moment under a trace: with a tick, their runs last one tick
+//! (4 ms at HZ=250); ended exactly, one base slice (1.4 ms on two CPUs). A program that makes
+//! system calls while it computes has its slice ended at the first one after expiry whatever
+//! this says (each runs `update_curr()`). This is a calibration of the model's structure,
+//! measured apart from the cases it is judged on.
 
 use crate::trace::live::{self, LiveTask};
 use anyhow::{Context, Result};
@@ -44,7 +47,7 @@ impl SliceProbe {
             self.cpu,
             self.median_run_ns as f64 / 1e6,
             self.runs,
-            if self.exact { "at once (high-resolution tick)" } else { "at the next tick" },
+            if self.exact { "at once (HRTICK)" } else { "at the next tick" },
             if self.exact { "without a tick" } else { "with the host's tick" }
         )
     }
