@@ -185,3 +185,26 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     let expect = simpy["seconds"].as_f64().unwrap() / ours["seconds"].as_f64().unwrap();
     assert!((ratio - expect).abs() < 1e-9 * expect, "ratio {ratio} vs {expect}");
 }
+
+#[test]
+fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(
+        d.path(),
+        "linux.json",
+        r#"{"cpus":1,"tasks":[
+            {"name":"lo","bursts":[50],"class":"fifo","priority":10},
+            {"name":"hi","bursts":[50],"class":"fifo","priority":90},
+            {"name":"dl","bursts":[10000],"class":"deadline","runtime":2,"deadline":10,"period":10},
+            {"name":"hog","bursts":[10000]}]}"#,
+    );
+    let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "linux", "--horizon", "1000", "--json"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tasks = doc["results"]["policies"][0]["tasks"].as_array().unwrap();
+    let task = |n: &str| tasks.iter().find(|t| t["name"] == n).unwrap();
+    let (hi, lo) = (task("hi")["finish"].as_f64().unwrap(), task("lo")["finish"].as_f64().unwrap());
+    assert!(hi < lo, "priority 90 finishes first (hi {hi} ms, lo {lo} ms)");
+    assert_eq!(task("lo")["response"].as_f64(), Some(hi), "priority 10 starts only when 90 is done");
+    assert_eq!(task("dl")["cpu"].as_f64(), Some(200.0), "2 ms of every 10 ms over 1 s");
+}

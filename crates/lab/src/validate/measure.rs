@@ -50,6 +50,9 @@ pub struct CaseRun {
     pub anomalies: usize,
     /// Tasks whose demand the replay left open (CPU hogs).
     pub open: Vec<String>,
+    /// Everything else the kernel ran on the case's CPUs in the window (kernel threads, this
+    /// controller, other programs): what the models do not see.
+    pub interference: Interference,
     /// What the import could not reconstruct or guessed.
     pub import_notes: Vec<Note>,
     pub models: Vec<ModelRun>,
@@ -78,6 +81,47 @@ fn names(case: &Case, tl: &Timeline, roots: &[Pid]) -> BTreeMap<Pid, String> {
         }
     }
     m
+}
+
+/// Other tasks on the case's CPUs over the window.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Interference {
+    /// Their CPU time / (window × case CPUs).
+    pub share: f64,
+    pub switch_ins_per_s: f64,
+    /// The three that ran most, with their CPU time (ns).
+    pub top: Vec<(String, u64)>,
+}
+
+fn interference(
+    tl: &Timeline,
+    case_pids: &std::collections::BTreeSet<Pid>,
+    cpus: usize,
+    start: u64,
+    end: u64,
+) -> Interference {
+    let window = end.saturating_sub(start).max(1);
+    let (mut cpu_ns, mut ins, mut by_task) = (0u64, 0u64, Vec::new());
+    for t in tl.tasks.values().filter(|t| t.pid != 0 && !case_pids.contains(&t.pid)) {
+        let runs = t.runs.iter().filter(|r| r.cpu < cpus && r.end > start && r.start < end);
+        let (mut mine, mut n) = (0, 0);
+        for r in runs {
+            mine += r.end.min(end) - r.start.max(start);
+            n += u64::from(r.start >= start);
+        }
+        if mine > 0 {
+            by_task.push((format!("{}-{}", t.comm, t.pid), mine));
+        }
+        cpu_ns += mine;
+        ins += n;
+    }
+    by_task.sort_by(|a, b| b.1.cmp(&a.1));
+    by_task.truncate(3);
+    Interference {
+        share: cpu_ns as f64 / (window as f64 * cpus as f64),
+        switch_ins_per_s: ins as f64 / (window as f64 / 1e9),
+        top: by_task,
+    }
 }
 
 /// `tl` with the case's CPUs numbered 0.. in `host` order (other CPUs after them), so
@@ -138,6 +182,7 @@ pub fn run_case(
         window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
         parse,
         anomalies: tl.anomalies.len(),
+        interference: interference(&live_on_case, &trace.pids(), case.cpus, start, run.end_ns),
         open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
         import_notes: replay.imported.report.notes,
         models: model_runs,

@@ -170,7 +170,19 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, tol: &Tolerance
 pub fn trace_table(runs: &[CaseRun]) -> Table {
     let mut t = Table::new(
         "The live traces",
-        &["case", "repeat", "CPUs", "events", "lost", "malformed", "anomalies", "import notes", "left open"],
+        &[
+            "case",
+            "repeat",
+            "CPUs",
+            "events",
+            "lost",
+            "malformed",
+            "anomalies",
+            "import notes",
+            "left open",
+            "others' CPU %",
+            "others' switch-ins/s",
+        ],
     );
     for r in runs {
         t.row(vec![
@@ -183,10 +195,14 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             r.anomalies.to_string(),
             r.import_notes.len().to_string(),
             r.open.join(" "),
+            format!("{:.2}", 100.0 * r.interference.share),
+            format!("{:.0}", r.interference.switch_ins_per_s),
         ]);
     }
     t.with_note(
         "anomalies: events that contradict each other (repaired by the timeline builder; see results.json). \
-         left open: tasks that never blocked, whose CPU demand the replay leaves to the model.",
+         left open: tasks that never blocked, whose CPU demand the replay leaves to the model. others: \
+         every task outside the case that ran on its CPUs in the window (kernel threads, this controller) — \
+         invisible to the models.",
     )
 }
