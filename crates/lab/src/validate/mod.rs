@@ -100,6 +100,8 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let host_tick = ctx.machine.hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
     ctx.progress.update(0.0, "probing how the kernel ends slices");
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
+    ctx.progress.update(0.0, "probing the wake-up path");
+    let wake = probe::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_millis(500))?;
     let models =
         replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact);
     let total = chosen.len() * params.repeats;
@@ -141,7 +143,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
          scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
-         Machine: {}. {}",
+         Machine: {}. {} {}",
         chosen.len(),
         params.repeats,
         params.duration_ns as f64 / 1e9,
@@ -150,7 +152,8 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
         plan.warmup_ns as f64 / 1e9,
         ctx.machine.sentence(),
-        probe.sentence()
+        probe.sentence(),
+        wake.sentence()
     );
     s.parameters = json!({
         "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
@@ -160,6 +163,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
+        "wake_probe": wake,
     });
     s.results = json!({ "judgements": judgements, "runs": runs });
     Ok(s)
