@@ -115,7 +115,7 @@ fn interference(
         cpu_ns += mine;
         ins += n;
     }
-    by_task.sort_by(|a, b| b.1.cmp(&a.1));
+    by_task.sort_by_key(|t| std::cmp::Reverse(t.1));
     by_task.truncate(3);
     Interference {
         share: cpu_ns as f64 / (window as f64 * cpus as f64),
