@@ -135,7 +135,7 @@ fn wake_latencies(tl: &Timeline, pid: i32) -> Vec<u64> {
 }
 
 /// Run the idle probe on `idle_cpu` and the pre-empting one on `cpu`, each for `span`. Some
-/// hosts do not record a CPU's switches out of idle (this VM's CPU 1 never shows one), which
+/// hosts lose switches out of idle (this VM's CPU 1 never shows one, its CPU 0 most), which
 /// leaves no wake-up to measure there: give a CPU that records them.
 pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Result<WakeProbe> {
     let repeat = (span.as_secs_f64() / 2.2e-3).ceil() as u64 + 10;
