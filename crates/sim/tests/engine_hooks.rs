@@ -31,6 +31,33 @@ fn a_tick_delays_slice_expiry_to_the_next_boundary_but_not_a_burst_end() {
     assert_eq!(r.slices[0].end, 4 * MS);
 }
 
+#[test]
+fn a_woken_task_starts_after_the_wake_up_delay_of_an_idle_or_a_pre_empted_cpu() {
+    const US: u64 = 1_000;
+    let cfg = SimConfig { wake_idle_delay: 10 * US, wake_preempt_delay: 7 * US, ..SimConfig::default() };
+    // Alone: it wakes at 3 ms onto its idle CPU and starts 10 µs later; its first start (an
+    // arrival, not a wake-up) and a run after a pre-emption pay nothing.
+    let mut sleeper = TaskSpec::cpu("sleeper", 0, MS);
+    sleeper.bursts = vec![MS, 2 * MS, MS];
+    let w = Workload { cpus: Some(1), tasks: vec![sleeper.clone()] };
+    let r = simulate(&w, &mut RoundRobin::new(4 * MS), &cfg);
+    let starts: Vec<u64> = r.slices.iter().map(|s| s.start).collect();
+    assert_eq!(starts, vec![0, 3 * MS + 10 * US]);
+    // Beside a hog of lower priority under pre-emptive priority: the wake-up at 3 ms pre-empts
+    // the hog, and the sleeper starts 7 µs later.
+    sleeper.priority = 0;
+    let mut hog = TaskSpec::cpu("hog", 0, 20 * MS);
+    hog.priority = 5;
+    let w = Workload { cpus: Some(1), tasks: vec![sleeper, hog] };
+    let mut prio = by_spec("prio-preempt").unwrap();
+    let r = simulate(&w, prio.as_mut(), &cfg);
+    let second = r.slices.iter().filter(|s| s.task == 0).nth(1).expect("a second run");
+    assert_eq!(second.start, 3 * MS + 7 * US);
+    // Without delays (the default) it starts at the wake-up.
+    let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &SimConfig::default());
+    assert_eq!(r.slices.iter().filter(|s| s.task == 0).nth(1).unwrap().start, 3 * MS);
+}
+
 /// Records what the engine tells it; round robin underneath.
 struct Recorder {
     rr: RoundRobin,

@@ -102,8 +102,11 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
     ctx.progress.update(0.0, "probing the wake-up path");
     let wake = probe::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_millis(500))?;
-    let models =
-        replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact);
+    let models: Vec<_> =
+        replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact)
+            .into_iter()
+            .map(|m| m.with_wake_delays(wake.idle_p50_ns, wake.preempt_p50_ns))
+            .collect();
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
     'cases: for case in &chosen {
@@ -160,7 +163,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_idle_ns": m.wake_idle, "wake_preempt_ns": m.wake_preempt})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

@@ -72,6 +72,21 @@ pub struct Model {
     pub spec: String,
     /// The scheduler tick it runs with (None: slices end exactly).
     pub tick: Option<Dur>,
+    /// How long a woken task takes to start on an idle CPU and on one it pre-empts (the
+    /// calibration [`super::probe::wake_costs`] measures; 0 until given).
+    pub wake_idle: Dur,
+    pub wake_preempt: Dur,
+}
+
+impl Model {
+    fn new(label: &'static str, spec: String, tick: Option<Dur>) -> Self {
+        Model { label, spec, tick, wake_idle: 0, wake_preempt: 0 }
+    }
+
+    /// The model with the host's wake-up delays.
+    pub fn with_wake_delays(self, idle: Dur, preempt: Dur) -> Self {
+        Model { wake_idle: idle, wake_preempt: preempt, ..self }
+    }
 }
 
 /// The models a case is replayed under on a machine of `cpus` CPUs at `hz`: this kernel
@@ -88,9 +103,9 @@ pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_sl
         format!("cfs:latency={},min_granularity={},wakeup_granularity={}", 6.0 * factor, 0.75 * factor, 1.0 * factor);
     let quantum_ms = host_tick.unwrap_or(4_000_000) as f64 / 1e6;
     vec![
-        Model { label: "linux", spec: linux, tick },
-        Model { label: "cfs", spec: cfs, tick },
-        Model { label: "rr", spec: format!("rr:quantum={quantum_ms}"), tick: None },
+        Model::new("linux", linux, tick),
+        Model::new("cfs", cfs, tick),
+        Model::new("rr", format!("rr:quantum={quantum_ms}"), None),
     ]
 }
 
@@ -102,6 +117,8 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
         cpus: w.cpus.unwrap_or(1),
         horizon: Some(replay.horizon_ns),
         tick: TickChoice::Every(model.tick).for_policy(policy.as_ref()),
+        wake_idle_delay: model.wake_idle,
+        wake_preempt_delay: model.wake_preempt,
         ..SimConfig::default()
     };
     Ok(simulate(w, policy.as_mut(), &cfg))
@@ -162,7 +179,7 @@ mod tests {
         let r = workload(&live);
         let window =
             schedlab_trace::CompareOptions { start: 10 * MS, end: tl.end, cpus: Some(1), pids: Some(live.pids()) };
-        let model = Model { label: "rr", spec: "rr:quantum=4".into(), tick: None };
+        let model = Model::new("rr", "rr:quantum=4".into(), None);
         let sim = timeline(&r, &live, &simulate_under(&r, &model).unwrap());
         let c = schedlab_trace::compare(&tl, &sim, &window);
         assert!(c.same_task > 0.999, "same task {:.4}", c.same_task);
@@ -170,7 +187,7 @@ mod tests {
             assert_eq!(t.a.cpu_ns, t.b.cpu_ns, "{}", t.name);
             assert_eq!(t.a.switch_ins, t.b.switch_ins, "{}", t.name);
         }
-        let other = Model { label: "fcfs", spec: "fcfs".into(), tick: None };
+        let other = Model::new("fcfs", "fcfs".into(), None);
         let fcfs = timeline(&r, &live, &simulate_under(&r, &other).unwrap());
         let c = schedlab_trace::compare(&tl, &fcfs, &window);
         assert!(c.same_task < 0.8, "first come first served runs the hog throughout: {:.4}", c.same_task);

@@ -336,6 +336,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// The task became runnable: queue it and, on arrival or wake-up, let it pre-empt a CPU.
     #[inline]
     pub(super) fn make_ready(&mut self, t: TaskId, why: EnqueueReason) {
+        if !LEAN && why == EnqueueReason::Woken {
+            self.tasks[t].woken = true;
+        }
         self.queue_ready(t, why);
         if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
             self.preempt_for(t);
@@ -370,6 +373,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     fn account_stop(&mut self, c: CpuId, now: Time) -> TaskId {
         let cpu = &mut self.cpus[c];
         let t = cpu.running.take().expect("running");
+        cpu.stopped_at = now;
         if cpu.stop_at != NONE {
             // Stopped before its stop came due (pre-empted): the stop stays an event that is
             // counted when due and then ignored, as a stale one.
@@ -564,8 +568,14 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     fn start(&mut self, c: CpuId, t: TaskId, slice: Option<Dur>) {
         let now = self.now;
         let switch = self.cpus[c].last_task.is_some_and(|l| l != t);
-        let work_start = now + if switch { self.cfg.switch_cost } else { 0 };
+        let mut work_start = now + if switch { self.cfg.switch_cost } else { 0 };
         let ts = &mut self.tasks[t];
+        if !LEAN && ts.woken {
+            ts.woken = false;
+            let cpu = &self.cpus[c];
+            let was_idle = cpu.last_task.is_none() || cpu.stopped_at < now;
+            work_start += if was_idle { self.cfg.wake_idle_delay } else { self.cfg.wake_preempt_delay };
+        }
         ts.waiting += now - ts.since;
         ts.phase = Phase::Running;
         // Branch-free counting: which way these go depends on the workload, so branches on
@@ -659,6 +669,8 @@ pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P
         && !queues[0].may_preempt()
         && !cfg.record_slices
         && !cfg.check_invariants
+        && cfg.wake_idle_delay == 0
+        && cfg.wake_preempt_delay == 0
 }
 
 /// Scan the specs once: in arrival order? all plain? It reads a few fields of each (large) spec

@@ -44,6 +44,8 @@ pub(super) struct TaskState {
     pub phase: Phase,
     /// The spec restricts its CPUs (so `allowed` must look at the list).
     pub pinned: bool,
+    /// Woken (not pre-empted or new) and not yet run since: its start pays the wake-up delay.
+    pub woken: bool,
     // Counters for the results.
     pub waiting: Dur,
     pub cpu: Dur,
@@ -69,6 +71,7 @@ impl TaskState {
             last_cpu: NO_CPU,
             phase: Phase::NotArrived,
             pinned: spec.affinity.is_some(),
+            woken: false,
             waiting: 0,
             cpu: 0,
             first_run: NONE,
@@ -126,10 +129,12 @@ pub(super) struct CpuState {
     /// The live stop: when the current run ends (NONE = nothing pending) and its sequence number.
     pub stop_at: Time,
     pub stop_seq: u64,
+    /// When its last run ended: before now, the CPU has been idle since.
+    pub stopped_at: Time,
 }
 
 impl Default for CpuState {
     fn default() -> Self {
-        CpuState { running: None, work_start: 0, last_task: None, stop_at: NONE, stop_seq: 0 }
+        CpuState { running: None, work_start: 0, last_task: None, stop_at: NONE, stop_seq: 0, stopped_at: 0 }
     }
 }

@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// Context-switch cost, paid when a CPU switches to a different task (default 0).
     #[arg(long, default_value = "0")]
     switch_cost: String,
+    /// How long a woken task takes to start: on an idle CPU, then on a CPU it pre-empts (e.g.
+    /// `10us,7us`; one value for both). `schedlab validate` measures this machine's (default 0).
+    #[arg(long, value_name = "IDLE[,PREEMPT]", default_value = "0")]
+    wake_delay: String,
     /// Stop at this virtual time (unfinished tasks show no finish).
     #[arg(long)]
     horizon: Option<String>,
@@ -99,6 +103,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         bail!("--cpus {cpus}: must be 1..=1024");
     }
     w.check_cpus(cpus).context("workload does not fit --cpus")?;
+    let (wake_idle_delay, wake_preempt_delay) = match a.wake_delay.split_once(',') {
+        Some((idle, preempt)) => (time_arg("wake-delay", idle)?, time_arg("wake-delay", preempt)?),
+        None => (time_arg("wake-delay", &a.wake_delay)?, time_arg("wake-delay", &a.wake_delay)?),
+    };
     let cfg = SimConfig {
         cpus,
         switch_cost: time_arg("switch-cost", &a.switch_cost)?,
@@ -108,6 +116,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         task_results: true,
         check_invariants: false,
         tick: None,
+        wake_idle_delay,
+        wake_preempt_delay,
     };
     if let Some(p) = &a.save_workload {
         std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
@@ -115,7 +125,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let results = compare::run_all(&w, &specs, &cfg, a.per_cpu, tick)?;
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
     s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
-        "switch_cost_ns": cfg.switch_cost, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
+        "switch_cost_ns": cfg.switch_cost, "wake_idle_delay_ns": cfg.wake_idle_delay, "wake_preempt_delay_ns": cfg.wake_preempt_delay, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
