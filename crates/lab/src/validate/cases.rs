@@ -83,14 +83,18 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             name: "sleepers-vs-hog",
             what: "two periodic sleepers (2 ms every 10 ms, 1 ms every 5 ms) against a CPU hog on one CPU",
             cpus: 1,
-            model_limits: None,
+            model_limits: Some(
+                    "a sleeper's burst is pre-empted live more often than the model pre-empts it: the model protects a woken task's slice to its end (RUN_TO_PARITY) while the kernel's slice and lag after a sleep end it sooner",
+                ),
             tasks: vec![periodic("sleep-2/8", 2.0, 8.0), periodic("sleep-1/4", 1.0, 4.0), hog("hog", 0)],
         },
         Case {
             name: "pingpong-hog",
             what: "a ping-pong pair (50 µs of work per message) beside a CPU hog on one CPU",
             cpus: 1,
-            model_limits: None,
+            model_limits: Some(
+                    "the model lets every woken ping-pong thread pre-empt the hog; the kernel keeps the hog on the CPU through its protected slice and runs the pair between ticks, and its sync wake-ups hand the CPU over faster than an ordinary pre-emption, which the model's one pre-empting delay does not tell apart",
+                ),
             tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog", 0)],
         },
         Case {
@@ -120,21 +124,27 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a SCHED_DEADLINE hog reserved 2 ms every 10 ms beside one CPU hog per CPU (DEADLINE tasks \
                        cannot be pinned to part of the machine)",
                 cpus: 2,
-                model_limits: None,
+                model_limits: Some(
+                    "the model has one global queue and no DEADLINE push/pull: it keeps the deadline task on the first CPU, whose hog then gets less than the other; the kernel moves the deadline task between CPUs",
+                ),
                 tasks: vec![dl, hog("hog-cpu0", 0).on(0), hog("hog-cpu1", 0).on(1)],
             },
             Case {
                 name: "nice-hogs-2cpu",
                 what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
                 cpus: 2,
-                model_limits: None,
+                model_limits: Some(
+                    "the model never moves the lone nice -5 hog off its CPU; the kernel's load balancing and other tasks (kworkers, the controller) switch it in and out",
+                ),
                 tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
             },
             Case {
                 name: "sleepers-vs-hogs-2cpu",
                 what: "two periodic sleepers against two CPU hogs on two CPUs",
                 cpus: 2,
-                model_limits: None,
+                model_limits: Some(
+                    "as in sleepers-vs-hog, and the model's global queue lets a woken sleeper take whichever CPU is first, where the kernel prefers the CPU it last ran on",
+                ),
                 tasks: vec![
                     periodic("sleep-2/8", 2.0, 8.0),
                     periodic("sleep-1/4", 1.0, 4.0),
@@ -146,14 +156,18 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 name: "pingpong-hogs-2cpu",
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
-                model_limits: None,
+                model_limits: Some(
+                    "as in pingpong-hog; live, the pair also wakes each other across CPUs, where the model's global queue runs them as soon as the hog is pre-empted",
+                ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
             Case {
                 name: "fifo-over-other-2cpu",
                 what: "two SCHED_FIFO tasks (3 ms every 10 ms) above two SCHED_OTHER hogs on two CPUs",
                 cpus: 2,
-                model_limits: None,
+                model_limits: Some(
+                    "the model's global queue gives a hog pre-empted by a FIFO task the next free CPU, moving the hogs about; the kernel keeps each hog in its CPU's run queue",
+                ),
                 tasks: vec![
                     CaseTask::rt("fifo-a", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
                     CaseTask::rt("fifo-b", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 40),

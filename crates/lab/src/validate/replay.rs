@@ -76,11 +76,14 @@ pub struct Model {
     /// calibration [`super::probe::wake_costs`] measures; 0 until given).
     pub wake_idle: Dur,
     pub wake_preempt: Dur,
+    /// One run queue per CPU (an instance of the policy each, with the engine's wake-up
+    /// placement and idle pulling) instead of one global queue.
+    pub per_cpu: bool,
 }
 
 impl Model {
     fn new(label: &'static str, spec: String, tick: Option<Dur>) -> Self {
-        Model { label, spec, tick, wake_idle: 0, wake_preempt: 0 }
+        Model { label, spec, tick, wake_idle: 0, wake_preempt: 0, per_cpu: false }
     }
 
     /// The model with the host's wake-up delays.
@@ -103,9 +106,10 @@ pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_sl
         format!("cfs:latency={},min_granularity={},wakeup_granularity={}", 6.0 * factor, 0.75 * factor, 1.0 * factor);
     let quantum_ms = host_tick.unwrap_or(4_000_000) as f64 / 1e6;
     vec![
-        Model::new("linux", linux, tick),
+        Model::new("linux", linux.clone(), tick),
         Model::new("cfs", cfs, tick),
         Model::new("rr", format!("rr:quantum={quantum_ms}"), None),
+        Model { per_cpu: true, ..Model::new("linux-percpu", linux, tick) },
     ]
 }
 
@@ -121,6 +125,10 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
         wake_preempt_delay: model.wake_preempt,
         ..SimConfig::default()
     };
+    if model.per_cpu && cfg.cpus > 1 {
+        let mut queues = (0..cfg.cpus).map(|_| by_spec(&model.spec)).collect::<Result<Vec<_>, _>>()?;
+        return Ok(schedlab_sim::engine::simulate_per_cpu(w, &mut queues, &cfg));
+    }
     Ok(simulate(w, policy.as_mut(), &cfg))
 }
 
