@@ -80,7 +80,7 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
         doc["results"]["tasks"].as_array().unwrap().iter().map(|t| t["pid"].as_i64().unwrap().to_string()).collect();
     let rec = run_dir(dir.path(), "trace-record");
     let back = dir.path().join("back.json");
-    ok(
+    let report: Value = serde_json::from_str(&ok(
         schedlab()
             .args(["trace", "import", "--start-at-exec", "--json"])
             .arg(rec.join("trace.txt"))
@@ -95,20 +95,38 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
             .output()
             .unwrap(),
         "trace import",
-    );
+    ))
+    .unwrap();
+    // This VM loses some sched_switch events (every switch out of idle on CPU 1, the switches
+    // out of some host tasks on CPU 0); the importer then counts the run from the CPU's last
+    // switch and says so in a note. Such a guess can only add CPU time.
+    let guessed: Vec<String> = report["results"]["report"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["detail"].as_str().unwrap().contains("without a switch-in"))
+        .map(|n| n["pid"].as_i64().unwrap().to_string())
+        .collect();
     let imported: Value = serde_json::from_str(&std::fs::read_to_string(&back).unwrap()).unwrap();
     let (a, b) = (original["tasks"].as_array().unwrap(), imported["tasks"].as_array().unwrap());
     assert_eq!(a.len(), b.len(), "the same tasks come back");
     let cpu =
         |t: &Value| -> f64 { t["bursts"].as_array().unwrap().iter().step_by(2).map(|x| x.as_f64().unwrap()).sum() };
     let bursts = |t: &Value| t["bursts"].as_array().unwrap().len();
+    let clean = pids.iter().filter(|p| !guessed.contains(p)).count();
+    assert!(clean * 4 >= pids.len() * 3, "runs were guessed for {guessed:?}: the trace lost too many switches");
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let (want, got) = (cpu(x), cpu(y));
         // The last burst also holds the task's exit (tearing down its address space: 0.5–0.7 ms
         // here), and each burst its return from the wake-up or the pre-emption.
         let slack = 0.02 * want + 1.0;
-        eprintln!("task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back");
-        assert!((got - want).abs() <= slack, "task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back");
+        let repaired = guessed.contains(&pids[i]);
+        eprintln!("task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back (a run guessed: {repaired})");
+        if repaired {
+            assert!(got >= want - slack, "task {i}: {want:.3} ms of CPU went out, only {got:.3} ms came back");
+        } else {
+            assert!((got - want).abs() <= slack, "task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back");
+        }
         assert_eq!(bursts(x), bursts(y), "task {i}: its CPU bursts and blocked times come back one for one");
     }
 }
