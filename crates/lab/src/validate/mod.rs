@@ -109,7 +109,10 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             .collect();
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
+    let models_for =
+        |case: &Case| -> Vec<replay::Model> { models.iter().filter(|m| m.applies_to(case.cpus)).cloned().collect() };
     'cases: for case in &chosen {
+        let models = models_for(case);
         for repeat in 0..params.repeats {
             if schedlab_os::signals::stop_requested() {
                 s.status = Status::Interrupted;
@@ -127,7 +130,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         if of_case.is_empty() {
             continue;
         }
-        for m in &models {
+        for m in &models_for(case) {
             judgements.push(judge::judge(&of_case, m.label, &tol));
         }
         let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
@@ -163,7 +166,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_idle_ns": m.wake_idle, "wake_preempt_ns": m.wake_preempt})).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_idle_ns": m.wake_idle, "wake_preempt_ns": m.wake_preempt, "per_cpu": m.per_cpu})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

@@ -86,6 +86,12 @@ impl Model {
         Model { label, spec, tick, wake_idle: 0, wake_preempt: 0, per_cpu: false }
     }
 
+    /// Whether it says anything of a case on `cpus` CPUs (per-CPU queues on one CPU are the
+    /// global model again).
+    pub fn applies_to(&self, cpus: usize) -> bool {
+        !self.per_cpu || cpus > 1
+    }
+
     /// The model with the host's wake-up delays.
     pub fn with_wake_delays(self, idle: Dur, preempt: Dur) -> Self {
         Model { wake_idle: idle, wake_preempt: preempt, ..self }
@@ -126,7 +132,10 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
         ..SimConfig::default()
     };
     if model.per_cpu && cfg.cpus > 1 {
-        let mut queues = (0..cfg.cpus).map(|_| by_spec(&model.spec)).collect::<Result<Vec<_>, _>>()?;
+        let mut queues = vec![policy];
+        for _ in 1..cfg.cpus {
+            queues.push(by_spec(&model.spec)?);
+        }
         return Ok(schedlab_sim::engine::simulate_per_cpu(w, &mut queues, &cfg));
     }
     Ok(simulate(w, policy.as_mut(), &cfg))
@@ -210,6 +219,8 @@ mod tests {
         assert_eq!((m[0].tick, m[1].tick), (Some(4 * MS), Some(4 * MS)));
         assert_eq!(m[1].spec, "cfs:latency=12,min_granularity=1.5,wakeup_granularity=2");
         assert_eq!((m[2].spec.as_str(), m[2].tick), ("rr:quantum=4", None));
+        assert_eq!((m[3].label, m[3].spec.as_str()), ("linux-percpu", "linux:cpus=2,hz=250"));
+        assert!(m[3].applies_to(2) && !m[3].applies_to(1) && m[0].applies_to(1));
         let exact = models(1, Some(1000), None, true);
         assert_eq!(exact[1].spec, "cfs:latency=6,min_granularity=0.75,wakeup_granularity=1");
         assert_eq!((exact[0].tick, exact[1].tick, exact[2].spec.as_str()), (None, None, "rr:quantum=1"));

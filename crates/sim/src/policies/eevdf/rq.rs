@@ -473,10 +473,8 @@ impl FairRq {
         self.waiting += 1;
     }
 
-    /// `dequeue_entity()` to the end: save the lag, leave the average and the timeline.
-    /// `sleep` = DEQUEUE_SLEEP (else the deadline is kept relative, PLACE_REL_DEADLINE).
-    fn finish_dequeue(&mut self, t: TaskId, sleep: bool) {
-        self.update_entity_lag(t);
+    /// Take queued (or running) `t` out of the counts, the timeline and the average.
+    fn leave_timeline(&mut self, t: TaskId) {
         let e = *self.e(t);
         if Self::counts_waiting(&e) {
             self.waiting -= 1;
@@ -487,6 +485,13 @@ impl FairRq {
         }
         self.tree.remove(t);
         self.on_rq_sub(t);
+    }
+
+    /// `dequeue_entity()` to the end: save the lag, leave the average and the timeline.
+    /// `sleep` = DEQUEUE_SLEEP (else the deadline is kept relative, PLACE_REL_DEADLINE).
+    fn finish_dequeue(&mut self, t: TaskId, sleep: bool) {
+        self.update_entity_lag(t);
+        self.leave_timeline(t);
         let zero_positive_lag = self.f.delay_zero;
         let rel = self.f.place_rel_deadline && !sleep;
         let e = self.se.get_mut(t);
@@ -857,15 +862,7 @@ impl FairRq {
             if e.state == State::Running {
                 self.running.retain(|&x| x != t);
             }
-            if Self::counts_waiting(&e) {
-                self.waiting -= 1;
-            }
-            if e.state == State::Held {
-                self.held[e.cpu] = NONE;
-                self.n_held -= 1;
-            }
-            self.tree.remove(t);
-            self.on_rq_sub(t);
+            self.leave_timeline(t);
         }
         *self.se.get_mut(t) = OFF;
     }
