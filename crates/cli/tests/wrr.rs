@@ -107,14 +107,10 @@ fn wide_weights_need_the_flag() {
     assert_eq!(doc["results"]["tasks"][0]["weight"], 30);
 }
 
-#[test]
-fn live_run_prints_the_promised_json_and_tracks_weights() {
-    if !live_ok() {
-        return;
-    }
-    let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let gantt = dir.path().join("g.svg");
+/// One live run of weights 1 and 3 (10 ms quantum, 1.2 s): the promised JSON, and per-slice
+/// checks that hold whatever the host does.
+fn one_live_run(dir: &std::path::Path) -> serde_json::Value {
+    let gantt = dir.join("g.svg");
     let (a, b) = (crypt(1), crypt(3));
     let out = wrr(&[
         "run",
@@ -130,7 +126,7 @@ fn live_run_prints_the_promised_json_and_tracks_weights() {
         "--gantt",
         gantt.to_str().unwrap(),
         "--out",
-        dir.path().to_str().unwrap(),
+        dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("exactly one JSON document on stdout");
@@ -140,7 +136,6 @@ fn live_run_prints_the_promised_json_and_tracks_weights() {
         for k in ["weight", "cpu_s", "share", "expected_share", "share_error", "slices"] {
             assert!(t[k].is_number(), "task lacks {k}: {t}");
         }
-        assert!(t["share_error"].as_f64().unwrap().abs() < 0.05, "share off by more than 5%: {t}");
         assert!(t["iterations"].as_u64().unwrap() > 0, "crypt reported no work: {t}");
     }
     assert_eq!(tasks[0]["slices"], tasks[1]["slices"], "the run ends on a round boundary");
@@ -152,9 +147,63 @@ fn live_run_prints_the_promised_json_and_tracks_weights() {
     // docs/wrr.md; here the median shows slices end on time (a drifting or mis-sized slice is
     // off by milliseconds in most slices, not one).
     assert!(doc["results"]["slice_error_ms"]["p50"].as_f64().unwrap() < 1.0, "{}", doc["results"]["slice_error_ms"]);
+    // Weights are tracked slice by slice: each task's median slice is its weight × 10 ms of CPU.
+    let cols: Vec<&str> =
+        doc["results"]["slices_columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let col = |name: &str| cols.iter().position(|&c| c == name).unwrap_or_else(|| panic!("no {name} column"));
+    let (task_c, cpu_c) = (col("task"), col("cpu_ms"));
+    for (i, weight) in [(0u64, 1.0), (1, 3.0)] {
+        let mut cpu: Vec<f64> = doc["results"]["slices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r[task_c].as_u64() == Some(i))
+            .skip(1) // the first slice holds exec and start-up
+            .map(|r| r[cpu_c].as_f64().unwrap())
+            .collect();
+        cpu.sort_by(f64::total_cmp);
+        assert!(cpu.len() >= 5, "task {i}: {} slices", cpu.len());
+        let median = cpu[cpu.len() / 2];
+        assert!((median / (10.0 * weight) - 1.0).abs() < 0.05, "task {i} (weight {weight}): median slice {median} ms");
+    }
     assert!(doc["results"]["dispatcher_cpu_s"].as_f64().unwrap() > 0.0);
     assert!(std::fs::read_to_string(&gantt).unwrap().starts_with("<svg"));
     assert!(running_with("workload crypt --forever").is_empty(), "tasks outlived the run");
+    doc
+}
+
+/// The longest slice error of a run the host did not disturb: a stall of the dispatcher's CPU
+/// (4–75 ms on CI's VM) lets the running task overrun its slice by that much, which moves a
+/// 1.2 s run's shares by several percent while every per-slice check still holds.
+const UNDISTURBED_MAX_ERROR_MS: f64 = 5.0;
+
+#[test]
+fn live_run_prints_the_promised_json_and_tracks_weights() {
+    if !live_ok() {
+        return;
+    }
+    let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut disturbed = Vec::new();
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = one_live_run(dir.path());
+        let tasks = doc["results"]["tasks"].as_array().unwrap();
+        let worst = tasks.iter().map(|t| t["share_error"].as_f64().unwrap().abs()).fold(0.0, f64::max);
+        let max_error = doc["results"]["slice_error_ms"]["max"].as_f64().unwrap();
+        if worst < 0.05 {
+            return;
+        }
+        // Shares off in a run whose every slice ended on time: the dispatcher is wrong.
+        assert!(max_error > UNDISTURBED_MAX_ERROR_MS, "share off by more than 5% in an undisturbed run: {tasks:?}");
+        eprintln!("a host stall lengthened a slice by {max_error:.1} ms; shares {worst:.3} off: run again");
+        disturbed.push((worst, max_error));
+    }
+    // Each run's per-slice checks held (one_live_run); the aggregate share could not be judged
+    // on a host that stalled every run. Said, not hidden.
+    eprintln!(
+        "NOT JUDGED: the 1.2 s share, three runs in a row disturbed by host stalls (share error, longest slice \
+         error ms): {disturbed:?}"
+    );
 }
 
 /// Start a long run, wait until its tasks exist, then send `sig` to the dispatcher; no task may

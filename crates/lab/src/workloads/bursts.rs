@@ -54,15 +54,16 @@ const OFF_CPU_GAP_NS: u64 = 300_000;
 
 /// Spin until the calling thread has had `ns` more of CPU time as the kernel counts it
 /// (`CLOCK_THREAD_CPUTIME_ID`), entering the kernel a few times per burst: each stretch is timed
-/// by [`spin_wall`], then the thread's CPU clock is read and what is left spun again. Reading the
-/// CPU clock all along would be a system call per read, and each one runs the scheduler's
-/// `update_curr()`, so the kernel would end an expired slice at the next read instead of at the
-/// next tick — unlike a CPU-bound program, which never enters the kernel while it computes.
+/// by [`spin_wall_stretch`], then the thread's CPU clock is read and what is left spun again.
+/// Reading the CPU clock all along would be a system call per read, and each one runs the
+/// scheduler's `update_curr()`, so the kernel would end an expired slice at the next read instead
+/// of at the next tick — unlike a CPU-bound program, which never enters the kernel while it
+/// computes.
 pub fn spin_cpu(ns: u64) {
     let start = thread_cpu_ns();
     let mut left = ns;
     while left > 0 {
-        spin_wall(stretch(left));
+        spin_wall_stretch(stretch(left));
         left = ns.saturating_sub(thread_cpu_ns() - start);
     }
 }
@@ -82,16 +83,29 @@ fn stretch(left: u64) -> u64 {
 /// Spin until about `ns` of running has passed by the vDSO's monotonic clock (no system call),
 /// not counting gaps longer than [`OFF_CPU_GAP_NS`] (the thread was off its CPU).
 pub fn spin_wall(ns: u64) {
+    let mut used = 0;
+    while used < ns {
+        used += spin_wall_stretch(ns - used);
+    }
+}
+
+/// Spin for up to `ns` of running by the vDSO's monotonic clock and return the running counted,
+/// stopping early after a gap longer than [`OFF_CPU_GAP_NS`]. Such a gap is a pre-emption (not
+/// CPU time) or a stall of the virtual CPU by its host (CPU time: the guest kernel charges it to
+/// the running thread); only the thread's CPU clock tells which, so [`spin_cpu`] reads it then.
+fn spin_wall_stretch(ns: u64) -> u64 {
     let (mut used, mut last) = (0, monotonic_ns());
     while used < ns {
         std::hint::spin_loop();
         let now = monotonic_ns();
         let gap = now - last;
-        if gap <= OFF_CPU_GAP_NS {
-            used += gap;
+        if gap > OFF_CPU_GAP_NS {
+            break;
         }
+        used += gap;
         last = now;
     }
+    used
 }
 
 /// Run `pattern` `repeat` times (a sleep of `gap` ms between repetitions, when the pattern is
