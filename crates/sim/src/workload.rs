@@ -1,6 +1,17 @@
 //! Workloads: tasks with arrival, alternating CPU/I-O bursts, priority, nice/weight, deadline,
-//! period, runtime, affinity and named locks. JSON files give times in milliseconds (fractions
-//! allowed); inside, every time is an integer number of nanoseconds.
+//! period, runtime, affinity, named locks, and wake-ups between tasks. JSON files give times in
+//! milliseconds (fractions allowed); inside, every time is an integer number of nanoseconds.
+//!
+//! A blocked interval normally lasts its length (a timer, a device). One listed in `until_woken`
+//! lasts until another task wakes this one instead (a pipe read, a futex wait): the waker lists
+//! the wake-up in its `wakes`, at a point of one of its CPU bursts (`{"burst": 0, "at": 0.05,
+//! "task": 1}`: 0.05 ms into its first CPU burst it wakes task 1). A wake-up that comes while
+//! the task is not waiting is kept and ends its next such interval at once, as a byte left in a
+//! pipe does: the task then runs on without blocking.
+//!
+//! `runtime_reads` are points of a task's CPU bursts where it reads its own CPU clock: the kernel
+//! updates its run time then, and acts on a slice that has expired — a kernel without HRTICK
+//! otherwise notices that only at its next tick.
 //!
 //! What `priority` means depends on the policy: for most, a lower number is a higher priority;
 //! but in the `linux` policy a task of class `fifo` or `rr` takes `priority` as its Linux
@@ -45,6 +56,43 @@ pub struct LockUse {
     pub burst: usize,
 }
 
+/// A wake-up a task gives another task when it has run `at` into one of its CPU bursts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WakeUp {
+    /// Which CPU burst (index counts CPU bursts only: 0 = first, as in each job of a periodic task).
+    pub burst: usize,
+    /// CPU time into that burst (at most its length: a wake-up at its end comes before the block).
+    pub at: Dur,
+    /// Index of the task woken, in the workload.
+    pub task: usize,
+}
+
+/// A point of one of a task's CPU bursts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BurstPoint {
+    /// Which CPU burst (index counts CPU bursts only: 0 = first).
+    pub burst: usize,
+    /// CPU time into that burst.
+    pub at: Dur,
+}
+
+/// The on-disk (JSON, milliseconds) form of a [`BurstPoint`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPoint {
+    burst: usize,
+    at: f64,
+}
+
+/// The on-disk (JSON, milliseconds) form of a [`WakeUp`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWakeUp {
+    burst: usize,
+    at: f64,
+    task: usize,
+}
+
 /// One task. Times in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TaskSpec {
@@ -75,6 +123,13 @@ pub struct TaskSpec {
     /// Queue or class for `mlq`/`linux`/`freebsd`/`windows` (e.g. "0", "fifo", "deadline").
     pub class: Option<String>,
     pub locks: Vec<LockUse>,
+    /// Wake-ups it gives other tasks, ordered by (burst, at).
+    pub wakes: Vec<WakeUp>,
+    /// Its blocked intervals (0 = the first I/O entry, counted per job) that last until another
+    /// task wakes it rather than for their length.
+    pub until_woken: Vec<usize>,
+    /// Where it reads its own CPU clock, ordered by (burst, at): an expired slice ends there.
+    pub runtime_reads: Vec<BurstPoint>,
 }
 
 impl TaskSpec {
@@ -120,6 +175,12 @@ struct RawTask {
     class: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     locks: Vec<LockUse>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wakes: Vec<RawWakeUp>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    until_woken: Vec<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    runtime_reads: Vec<RawPoint>,
 }
 
 fn one() -> i64 {
@@ -183,9 +244,29 @@ impl Workload {
         if raw.tasks.is_empty() {
             return Err(err("tasks", "no tasks"));
         }
-        let tasks =
+        let tasks: Vec<TaskSpec> =
             raw.tasks.into_iter().enumerate().map(|(i, t)| task_from_raw(i, t, cpus)).collect::<Result<_, _>>()?;
-        Ok(Workload { cpus, tasks })
+        let w = Workload { cpus, tasks };
+        w.check_wakes()?;
+        Ok(w)
+    }
+
+    /// Every wake-up names another task of the workload.
+    pub fn check_wakes(&self) -> Result<(), WorkloadError> {
+        let n = self.tasks.len();
+        for (i, t) in self.tasks.iter().enumerate() {
+            for (k, w) in t.wakes.iter().enumerate() {
+                if w.task >= n || w.task == i {
+                    let why = if w.task == i {
+                        "a task cannot wake itself".to_string()
+                    } else {
+                        format!("no task {} (the workload has {n})", w.task)
+                    };
+                    return Err(err(format!("tasks[{i}].wakes[{k}].task"), why));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn to_raw(&self) -> RawWorkload {
@@ -274,6 +355,59 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             ));
         }
     }
+    let n_io = bursts.len() / 2;
+    let mut wakes = Vec::with_capacity(t.wakes.len());
+    for (k, w) in t.wakes.iter().enumerate() {
+        let field = format!("tasks[{i}].wakes[{k}]");
+        if w.burst >= n_cpu {
+            return Err(err(
+                format!("{field}.burst"),
+                format!("CPU burst {} does not exist (the task has {n_cpu})", w.burst),
+            ));
+        }
+        let at = ms_to_ns(&format!("{field}.at"), w.at)?;
+        let len = bursts[2 * w.burst];
+        if at > len {
+            return Err(err(
+                format!("{field}.at"),
+                format!("{} ms is past the end of CPU burst {} ({} ms)", w.at, w.burst, ns_to_ms(len)),
+            ));
+        }
+        if wakes.last().is_some_and(|p: &WakeUp| (p.burst, p.at) > (w.burst, at)) {
+            return Err(err(field, "wake-ups must be in order of (burst, at)"));
+        }
+        wakes.push(WakeUp { burst: w.burst, at, task: w.task });
+    }
+    let mut runtime_reads = Vec::with_capacity(t.runtime_reads.len());
+    for (k, r) in t.runtime_reads.iter().enumerate() {
+        let field = format!("tasks[{i}].runtime_reads[{k}]");
+        if r.burst >= n_cpu {
+            return Err(err(
+                format!("{field}.burst"),
+                format!("CPU burst {} does not exist (the task has {n_cpu})", r.burst),
+            ));
+        }
+        let at = ms_to_ns(&format!("{field}.at"), r.at)?;
+        if at > bursts[2 * r.burst] {
+            return Err(err(format!("{field}.at"), format!("{} ms is past the end of CPU burst {}", r.at, r.burst)));
+        }
+        let p = BurstPoint { burst: r.burst, at };
+        if runtime_reads.last().is_some_and(|q: &BurstPoint| (q.burst, q.at) > (p.burst, p.at)) {
+            return Err(err(field, "points must be in order of (burst, at)"));
+        }
+        runtime_reads.push(p);
+    }
+    for (k, &io) in t.until_woken.iter().enumerate() {
+        if io >= n_io {
+            return Err(err(
+                format!("tasks[{i}].until_woken[{k}]"),
+                format!("blocked interval {io} does not exist (the task has {n_io})"),
+            ));
+        }
+        if k > 0 && t.until_woken[k - 1] >= io {
+            return Err(err(format!("tasks[{i}].until_woken[{k}]"), "indices must be increasing"));
+        }
+    }
     Ok(TaskSpec {
         name: t.name.map_or_else(|| format!("T{i}").into(), Into::into),
         arrival: ms_to_ns(&f("arrival"), t.arrival)?,
@@ -288,6 +422,9 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         affinity: t.affinity,
         class: t.class,
         locks: t.locks,
+        wakes,
+        until_woken: t.until_woken,
+        runtime_reads,
     })
 }
 
@@ -352,6 +489,9 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         affinity: t.affinity.clone(),
         class: t.class.clone(),
         locks: t.locks.clone(),
+        wakes: t.wakes.iter().map(|w| RawWakeUp { burst: w.burst, at: ns_to_ms(w.at), task: w.task }).collect(),
+        until_woken: t.until_woken.clone(),
+        runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
     }
 }
 

@@ -2,9 +2,9 @@
 //! tick boundaries, `Policy::blocked` where a task blocks, and policy timers (`next_timer`,
 //! `timer`, `preempt_current`, `throttled`).
 
-use schedlab_sim::engine::{simulate, SimConfig};
+use schedlab_sim::engine::{simulate, SimConfig, WakeDelays};
 use schedlab_sim::policies::{by_spec, RoundRobin};
-use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
+use schedlab_sim::workload::{BurstPoint, LockUse, TaskSpec, WakeUp, Workload};
 use schedlab_sim::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
 use std::collections::VecDeque;
 
@@ -32,11 +32,35 @@ fn a_tick_delays_slice_expiry_to_the_next_boundary_but_not_a_burst_end() {
 }
 
 #[test]
-fn a_woken_task_starts_after_the_wake_up_delay_of_an_idle_or_a_pre_empted_cpu() {
+fn a_read_of_its_cpu_clock_ends_an_expired_slice_before_the_tick() {
+    // rr, 1 ms quantum, 4 ms tick: h0 reads its CPU clock 2.5 ms and 3 ms into its burst; its
+    // slice expired at 1 ms, so the kernel acts at the first read (2.5 ms), not the tick (4 ms).
+    let mut w = hogs(2, 10 * MS);
+    w.tasks[0].runtime_reads = vec![BurstPoint { burst: 0, at: 5 * MS / 2 }, BurstPoint { burst: 0, at: 3 * MS }];
+    let r = simulate(&w, &mut RoundRobin::new(MS), &SimConfig { tick: Some(4 * MS), ..SimConfig::default() });
+    let spans: Vec<(TaskId, u64, u64)> =
+        r.slices.iter().map(|s| (s.task, s.start / 100_000, s.end / 100_000)).collect();
+    // h0 0–2.5 (its read), h1 2.5–4 (no reads: the tick after its expiry at 3.5), h0 4–8 (its
+    // slice expires at 5 with 3.5 ms done; its last read, at 3 ms, is behind it: the tick).
+    assert_eq!(spans[..3], [(0, 0, 25), (1, 25, 40), (0, 40, 80)]);
+    // A read before the slice expires changes nothing; without a tick reads do not matter.
+    let mut early = hogs(2, 10 * MS);
+    early.tasks[0].runtime_reads = vec![BurstPoint { burst: 0, at: MS / 2 }];
+    let r = simulate(&early, &mut RoundRobin::new(MS), &SimConfig { tick: Some(4 * MS), ..SimConfig::default() });
+    assert_eq!(r.slices[0].end, 4 * MS);
+    let r = simulate(&w, &mut RoundRobin::new(MS), &SimConfig::default());
+    assert_eq!(r.slices[0].end, MS);
+}
+
+#[test]
+fn a_wake_up_onto_an_idle_cpu_waits_for_it_and_a_pre_empting_one_lets_the_victim_run_on() {
     const US: u64 = 1_000;
-    let cfg = SimConfig { wake_idle_delay: 10 * US, wake_preempt_delay: 7 * US, ..SimConfig::default() };
+    let cfg = SimConfig {
+        wake: WakeDelays { idle: 10 * US, preempt: 7 * US, ..WakeDelays::default() },
+        ..SimConfig::default()
+    };
     // Alone: it wakes at 3 ms onto its idle CPU and starts 10 µs later; its first start (an
-    // arrival, not a wake-up) and a run after a pre-emption pay nothing.
+    // arrival, not a wake-up) pays nothing.
     let mut sleeper = TaskSpec::cpu("sleeper", 0, MS);
     sleeper.bursts = vec![MS, 2 * MS, MS];
     let w = Workload { cpus: Some(1), tasks: vec![sleeper.clone()] };
@@ -44,7 +68,7 @@ fn a_woken_task_starts_after_the_wake_up_delay_of_an_idle_or_a_pre_empted_cpu() 
     let starts: Vec<u64> = r.slices.iter().map(|s| s.start).collect();
     assert_eq!(starts, vec![0, 3 * MS + 10 * US]);
     // Beside a hog of lower priority under pre-emptive priority: the wake-up at 3 ms pre-empts
-    // the hog, and the sleeper starts 7 µs later.
+    // the hog, which runs on for 7 µs (the interrupt's time is its time); the sleeper starts then.
     sleeper.priority = 0;
     let mut hog = TaskSpec::cpu("hog", 0, 20 * MS);
     hog.priority = 5;
@@ -53,9 +77,88 @@ fn a_woken_task_starts_after_the_wake_up_delay_of_an_idle_or_a_pre_empted_cpu() 
     let r = simulate(&w, prio.as_mut(), &cfg);
     let second = r.slices.iter().filter(|s| s.task == 0).nth(1).expect("a second run");
     assert_eq!(second.start, 3 * MS + 7 * US);
+    let hog_first = r.slices.iter().find(|s| s.task == 1).unwrap();
+    assert_eq!((hog_first.start, hog_first.end), (MS, 3 * MS + 7 * US), "no dead time: the hog ran on");
+    assert_eq!(r.tasks[1].preemptions, 1);
     // Without delays (the default) it starts at the wake-up.
     let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &SimConfig::default());
     assert_eq!(r.slices.iter().filter(|s| s.task == 0).nth(1).unwrap().start, 3 * MS);
+}
+
+/// A ping-pong pair: `ping` runs 1 ms, wakes `pong` at the end of the burst and waits to be
+/// woken; `pong` answers the same way. Bursts in ms.
+fn ping_pong() -> Workload {
+    let mut ping = TaskSpec::cpu("ping", 0, MS);
+    ping.bursts = vec![MS, 0, MS, 0, MS];
+    ping.until_woken = vec![0, 1];
+    ping.wakes = (0..3).map(|b| WakeUp { burst: b, at: MS, task: 1 }).collect();
+    let mut pong = TaskSpec::cpu("pong", 0, MS);
+    pong.bursts = vec![10_000, 0, MS, 0, MS, 0, MS];
+    pong.until_woken = vec![0, 1, 2];
+    pong.wakes = vec![WakeUp { burst: 1, at: MS, task: 0 }, WakeUp { burst: 2, at: MS, task: 0 }];
+    Workload { cpus: Some(1), tasks: vec![ping, pong] }
+}
+
+#[test]
+fn tasks_wake_each_other_and_a_wake_up_that_comes_early_is_kept() {
+    let w = ping_pong();
+    let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
+    let us = |t: u64| t / 1_000;
+    let runs: Vec<(TaskId, u64, u64)> = r.slices.iter().map(|s| (s.task, us(s.start), us(s.end))).collect();
+    // ping 0–1000 µs wakes pong, which has not run yet: the wake-up is kept, so after its first
+    // 10 µs pong runs straight on into its next burst (no block, no switch), wakes ping at its
+    // end and waits; and so on.
+    assert_eq!(
+        runs,
+        vec![
+            (0, 0, 1000),
+            (1, 1000, 1010),
+            (1, 1010, 2010),
+            (0, 2010, 3010),
+            (1, 3010, 4010),
+            (0, 4010, 5010),
+            (1, 5010, 6010)
+        ]
+    );
+    assert_eq!(r.tasks[1].context_switches, 3, "running on through a kept wake-up is not a switch");
+    assert_eq!(r.tasks[0].finish, Some(5010 * 1_000));
+    assert_eq!(r.tasks[1].finish, Some(6010 * 1_000));
+    let waits: Vec<(TaskId, u64, u64)> =
+        r.blocked.iter().filter(|b| b.what == "wait").map(|b| (b.task, us(b.start), us(b.end))).collect();
+    assert_eq!(waits, vec![(0, 1000, 2010), (1, 2010, 3010), (0, 3010, 4010), (1, 4010, 5010)]);
+}
+
+#[test]
+fn a_wake_up_partway_through_a_burst_pre_empts_after_the_wakers_delay() {
+    const US: u64 = 1_000;
+    // A low-priority task wakes a high-priority one 2 ms into its 10 ms burst; the woken task
+    // pre-empts it 5 µs later (the waker's return from its system call) and runs 1 ms.
+    let mut waker = TaskSpec::cpu("waker", 0, 10 * MS);
+    waker.priority = 5;
+    waker.wakes = vec![WakeUp { burst: 0, at: 2 * MS, task: 1 }];
+    let mut woken = TaskSpec::cpu("woken", 0, MS);
+    woken.bursts = vec![1, 0, MS];
+    woken.until_woken = vec![0];
+    let w = Workload { cpus: Some(1), tasks: vec![waker, woken] };
+    let cfg = SimConfig { wake: WakeDelays { task_preempt: 5 * US, ..WakeDelays::default() }, ..SimConfig::default() };
+    let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &cfg);
+    let runs: Vec<(TaskId, u64, u64)> = r.slices.iter().map(|s| (s.task, s.start, s.end)).collect();
+    // The woken task's first 1 ns burst runs first (it has the higher priority).
+    assert_eq!(runs[0], (1, 0, 1));
+    assert_eq!(runs[1], (0, 1, 2 * MS + 1 + 5 * US));
+    assert_eq!(runs[2], (1, 2 * MS + 1 + 5 * US, 3 * MS + 1 + 5 * US));
+    assert_eq!(r.tasks[0].cpu, 10 * MS, "the waker gets all its CPU time");
+    // On two CPUs the woken task starts on the idle one after the remote delay instead.
+    let w2 = Workload { cpus: Some(2), ..w };
+    let cfg = SimConfig {
+        cpus: 2,
+        wake: WakeDelays { remote_idle: 50 * US, ..WakeDelays::default() },
+        ..SimConfig::default()
+    };
+    let r = simulate(&w2, by_spec("prio-preempt").unwrap().as_mut(), &cfg);
+    let second = r.slices.iter().filter(|s| s.task == 1).nth(1).unwrap();
+    assert_eq!(second.start, 2 * MS + 50 * US);
+    assert_ne!(second.cpu, r.slices.iter().find(|s| s.task == 0).unwrap().cpu);
 }
 
 /// Records what the engine tells it; round robin underneath.

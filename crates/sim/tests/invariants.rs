@@ -3,7 +3,9 @@
 //! during its I/O; a CPU runs one task at a time and a task runs on one CPU at a time; every CPU
 //! burst is served exactly; no CPU idles while a runnable task allowed on it waits, unless the
 //! policy holds that task back on purpose (`Policy::throttled`: a deadline task out of runtime);
-//! and the host keeps the policy call protocol (see `protocol`).
+//! and the host keeps the policy call protocol (see `protocol`). Some tasks wait for wake-ups
+//! from others (given partway through their bursts): a burst after such a wait starts no earlier
+//! than the wake-up that ends it.
 
 mod protocol;
 
@@ -12,7 +14,7 @@ use protocol::Checked;
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::metrics;
 use schedlab_sim::policies::{by_spec, CATALOGUE};
-use schedlab_sim::workload::{LockUse, TaskSpec, Workload};
+use schedlab_sim::workload::{BurstPoint, LockUse, TaskSpec, WakeUp, Workload};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -71,22 +73,100 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 locks: lock
                     .map(|l| vec![LockUse { name: format!("L{l}"), burst: l.min(n_cpu - 1) }])
                     .unwrap_or_default(),
+                wakes: Vec::new(),
+                until_woken: Vec::new(),
+                runtime_reads: Vec::new(),
             }
         })
+}
+
+/// Let some blocked intervals wait for wake-ups from tasks earlier in the list (so no task waits
+/// for one that waits for it: every wait is woken in the end), one wake-up per wait, at random
+/// points of the waker's bursts. Single-job tasks only (a wait is counted per job).
+fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
+    let mut x = seed | 1;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n.max(1)
+    };
+    for i in 1..tasks.len() {
+        let n_io = tasks[i].bursts.len() / 2;
+        for io in 0..n_io {
+            let wakers: Vec<usize> = (0..i).filter(|&j| tasks[j].jobs == 1).collect();
+            if tasks[i].jobs != 1 || wakers.is_empty() || next(2) == 0 {
+                continue;
+            }
+            let j = wakers[next(wakers.len() as u64) as usize];
+            let burst = next(tasks[j].bursts.len().div_ceil(2) as u64) as usize;
+            let at = next(tasks[j].bursts[2 * burst] + 1);
+            tasks[i].until_woken.push(io);
+            tasks[j].wakes.push(WakeUp { burst, at, task: i });
+            tasks[j].wakes.sort_by_key(|w| (w.burst, w.at));
+        }
+        // Reads of its CPU clock here and there (points where an expired slice ends).
+        for b in 0..tasks[i].bursts.len().div_ceil(2) {
+            for _ in 0..next(3) {
+                let at = next(tasks[i].bursts[2 * b] + 1);
+                tasks[i].runtime_reads.push(BurstPoint { burst: b, at });
+            }
+        }
+        tasks[i].runtime_reads.sort_by_key(|p| (p.burst, p.at));
+    }
 }
 
 /// A workload, its CPUs, a context-switch cost and a scheduler tick (None = exact slice ends).
 fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64, Option<u64>)> {
     (1usize..4, prop::sample::select(vec![0u64, 0, 50 * US]), prop::sample::select(vec![None, None, Some(1_000 * US)]))
         .prop_flat_map(|(cpus, cost, tick)| {
-            (prop::collection::vec(task_strategy(cpus), 1..9), Just(cpus), Just(cost), Just(tick))
+            (
+                prop::collection::vec(task_strategy(cpus), 1..9),
+                Just(cpus),
+                Just(cost),
+                Just(tick),
+                prop::option::weighted(0.5, any::<u64>()),
+            )
         })
-        .prop_map(|(mut tasks, cpus, cost, tick)| {
+        .prop_map(|(mut tasks, cpus, cost, tick, wakes)| {
             for (i, t) in tasks.iter_mut().enumerate() {
                 t.name = format!("T{i}").into();
             }
+            if let Some(seed) = wakes {
+                add_wakes(&mut tasks, seed);
+            }
             (Workload { cpus: Some(cpus), tasks }, cpus, cost, tick)
         })
+}
+
+/// When each task's wake-ups came, in order: the time its waker had run `at` into the burst.
+fn wake_times(w: &Workload, r: &SimResult) -> Result<HashMap<usize, Vec<u64>>, String> {
+    let mut out: HashMap<usize, Vec<u64>> = HashMap::new();
+    for (i, t) in w.tasks.iter().enumerate() {
+        for wk in &t.wakes {
+            let mut runs: Vec<(u64, u64)> = r
+                .slices
+                .iter()
+                .filter(|s| s.task == i && s.job == 0 && s.burst as usize == 2 * wk.burst)
+                .map(|s| (s.start, s.end))
+                .collect();
+            runs.sort();
+            let (mut done, mut at) = (0, None);
+            for (a, b) in runs {
+                if done + (b - a) >= wk.at {
+                    at = Some(a + (wk.at - done));
+                    break;
+                }
+                done += b - a;
+            }
+            let at = at.ok_or_else(|| format!("{} never reached its wake-up {wk:?}", t.name))?;
+            out.entry(wk.task).or_default().push(at);
+        }
+    }
+    for v in out.values_mut() {
+        v.sort();
+    }
+    Ok(out)
 }
 
 /// Check every invariant on a finished run; Err says which and where.
@@ -117,6 +197,7 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
         let l = last.entry((s.task, s.job, s.burst)).or_insert(s.end);
         *l = (*l).max(s.end);
     }
+    let wakes = wake_times(w, r)?;
     for (i, t) in w.tasks.iter().enumerate() {
         if r.tasks[i].finish.is_none() {
             return Err(format!("{} never finished", t.name));
@@ -128,7 +209,16 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
                     return Err(format!("{} job {job} burst {b}: served {got}, wanted {}", t.name, t.bursts[b]));
                 }
                 if b >= 2 {
-                    let io_end = last[&(i, job, b as u32 - 2)] + t.bursts[b - 1];
+                    let io = b / 2 - 1;
+                    let io_end = match t.until_woken.iter().position(|&k| k == io) {
+                        // The n-th wait is ended by the n-th wake-up, or ran on through it.
+                        Some(n) => {
+                            let woken = wakes.get(&i).and_then(|v| v.get(n)).copied();
+                            let woken = woken.ok_or_else(|| format!("{} wait {n}: no wake-up", t.name))?;
+                            woken.max(last[&(i, job, b as u32 - 2)])
+                        }
+                        None => last[&(i, job, b as u32 - 2)] + t.bursts[b - 1],
+                    };
                     if first[&(i, job, b as u32)] < io_end {
                         return Err(format!("{} job {job} ran burst {b} during its I/O (before {io_end})", t.name));
                     }

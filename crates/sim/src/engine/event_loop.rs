@@ -34,6 +34,9 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const LEAN: bool> {
     next_arrival: usize,
     arrival_task: TaskId,
     arrival_at: Time,
+    /// Wake-ups given to each task while it was not waiting for one (empty when no task gives
+    /// wake-ups).
+    pending: Vec<u32>,
     /// Per-queue membership (per-CPU mode only), for stealing: members and positions.
     members: Vec<Vec<TaskId>>,
     member_pos: Vec<usize>,
@@ -74,6 +77,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             next_arrival: 0,
             arrival_task: 0,
             arrival_at: Time::MAX,
+            pending: if scan.wakes { vec![0; n] } else { Vec::new() },
             members: vec![Vec::new(); if nq > 1 { nq } else { 0 }],
             member_pos: vec![usize::MAX; if nq > 1 { n } else { 0 }],
             slices: Vec::new(),
@@ -125,8 +129,11 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         // Stop at the first instant past the horizon, or when nothing is left (Time::MAX).
         let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
-            let next_stop =
-                if LEAN { self.cpus[0].stop_at } else { self.cpus.iter().map(|c| c.stop_at).min().unwrap_or(NONE) };
+            let next_stop = if LEAN {
+                self.cpus[0].stop_at
+            } else {
+                self.cpus.iter().map(|c| c.stop_at.min(c.wake_at).min(c.preempt_at)).min().unwrap_or(NONE)
+            };
             let next_event = if LEAN { Time::MAX } else { self.events_q.next_time().unwrap_or(Time::MAX) };
             let next_timer = if LEAN { Time::MAX } else { self.next_timer() };
             let t = self.arrival_at.min(next_event).min(next_stop).min(next_timer.max(self.now));
@@ -149,6 +156,19 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     self.events += 1;
                     self.handle(kind);
                     continue;
+                }
+                // Then wake-ups tasks give as they run, and pre-emptions that were deferred.
+                if !LEAN {
+                    if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].wake_at == t) {
+                        self.events += 1;
+                        self.fire_wake(c);
+                        continue;
+                    }
+                    if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].preempt_at == t) {
+                        self.events += 1;
+                        self.fire_preempt(c);
+                        continue;
+                    }
                 }
                 if let Some(c) = self.due_cpu(t) {
                     self.events += 1;
@@ -258,6 +278,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.burst_idx = 0;
         ts.burst = spec.bursts[0];
         ts.remaining = ts.burst;
+        ts.next_wake = 0;
         ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
         self.make_ready(t, why);
     }
@@ -336,8 +357,17 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// The task became runnable: queue it and, on arrival or wake-up, let it pre-empt a CPU.
     #[inline]
     pub(super) fn make_ready(&mut self, t: TaskId, why: EnqueueReason) {
+        self.make_ready_from(t, why, NO_CPU);
+    }
+
+    /// [`Self::make_ready`] for a wake-up given by the task running on CPU `from` (NO_CPU: a
+    /// timer or device).
+    #[inline]
+    pub(super) fn make_ready_from(&mut self, t: TaskId, why: EnqueueReason, from: u32) {
         if !LEAN && why == EnqueueReason::Woken {
-            self.tasks[t].woken = true;
+            let ts = &mut self.tasks[t];
+            ts.woken_at = self.now;
+            ts.woken_from = from;
         }
         self.queue_ready(t, why);
         if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
@@ -360,12 +390,160 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let victim = (0..self.cpu_count()).find(|&c| {
             serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
         });
-        if let Some(c) = victim {
+        let Some(c) = victim else { return };
+        let delay = self.preempt_delay(t, c);
+        if delay == 0 {
             let r = self.cpus[c].running.expect("running");
             self.tasks[r].preemptions += 1;
             self.preempt_stops += 1;
             self.stop(c, EnqueueReason::Preempted);
+            return;
         }
+        let cpu = &mut self.cpus[c];
+        if cpu.preempt_at == NONE || cpu.preempt_at > now + delay {
+            cpu.preempt_at = now + delay;
+            cpu.preempt_for = t;
+        }
+    }
+
+    /// How long the task running on `c` runs on when `t`, woken now, pre-empts it.
+    fn preempt_delay(&self, t: TaskId, c: CpuId) -> Dur {
+        let ts = &self.tasks[t];
+        if LEAN || ts.woken_at != self.now {
+            return 0;
+        }
+        let d = &self.cfg.wake;
+        match ts.woken_from {
+            NO_CPU => d.preempt,
+            w if w as usize == c => d.task_preempt,
+            _ => d.remote_preempt,
+        }
+    }
+
+    /// A deferred pre-emption comes due: the running task stops unless the task it was for no
+    /// longer waits (another CPU took it meanwhile).
+    #[cold]
+    fn fire_preempt(&mut self, c: CpuId) {
+        let cpu = &mut self.cpus[c];
+        let t = cpu.preempt_for;
+        cpu.preempt_at = NONE;
+        cpu.preempt_for = TaskId::MAX;
+        if let Some(r) = cpu.running {
+            if self.tasks[t].phase == Phase::Ready {
+                self.tasks[r].preemptions += 1;
+                self.preempt_stops += 1;
+                self.stop(c, EnqueueReason::Preempted);
+            }
+        }
+    }
+
+    /// The running task on `c` has reached its next wake-up: it wakes its target and runs on.
+    #[cold]
+    fn fire_wake(&mut self, c: CpuId) {
+        let t = self.cpus[c].running.expect("a wake-up from a running task");
+        self.cpus[c].wake_at = NONE;
+        let k = self.tasks[t].next_wake as usize;
+        let target = self.w.tasks[t].wakes[k].task;
+        self.tasks[t].next_wake += 1;
+        self.arm_wake(c);
+        self.deliver_wake(target, c as u32);
+    }
+
+    /// Set `c`'s `wake_at` to the running task's next wake-up, if it falls in this run.
+    fn arm_wake(&mut self, c: CpuId) {
+        let Some(t) = self.cpus[c].running else { return };
+        let spec = &self.w.tasks[t];
+        if spec.wakes.is_empty() {
+            return;
+        }
+        let now = self.now;
+        let ts = &mut self.tasks[t];
+        let burst = ts.burst_idx as usize / 2;
+        while spec.wakes.get(ts.next_wake as usize).is_some_and(|w| w.burst < burst) {
+            ts.next_wake += 1;
+        }
+        let Some(w) = spec.wakes.get(ts.next_wake as usize).filter(|w| w.burst == burst) else { return };
+        let cpu = &self.cpus[c];
+        let begin = cpu.work_start.max(now);
+        let done = ts.burst - ts.remaining + (now - cpu.work_start.min(now));
+        let at = begin + w.at.min(ts.burst).saturating_sub(done);
+        if at <= cpu.stop_at {
+            self.cpus[c].wake_at = at;
+        }
+    }
+
+    /// Task `u` is woken by the task running on CPU `from`: if it waits for a wake-up, its
+    /// blocked interval ends now; otherwise the wake-up is kept for its next wait.
+    fn deliver_wake(&mut self, u: TaskId, from: u32) {
+        let waiting = self.tasks.get(u).is_some_and(|ts| ts.phase == Phase::Io && ts.waiting_wake);
+        if !waiting {
+            self.pending[u] += 1;
+            return;
+        }
+        let now = self.now;
+        let ts = &mut self.tasks[u];
+        ts.waiting_wake = false;
+        if self.cfg.record_slices {
+            self.blocked.push(Blocked { task: u, start: ts.since, end: now, what: "wait".into() });
+        }
+        ts.burst_idx += 1;
+        ts.burst = self.w.tasks[u].bursts[ts.burst_idx as usize];
+        ts.remaining = ts.burst;
+        self.make_ready_from(u, EnqueueReason::Woken, from);
+    }
+
+    /// The running task's CPU burst ends now and its next blocked interval waits for a wake-up
+    /// it already has: it runs on into its next CPU burst without leaving the CPU (the read finds
+    /// the byte; nothing blocks, the policy sees nothing). False when that is not the case.
+    fn run_on_through_wait(&mut self, c: CpuId) -> bool {
+        let now = self.now;
+        let t = self.cpus[c].running.expect("running");
+        let spec = &self.w.tasks[t];
+        let ts = &self.tasks[t];
+        let start = self.cpus[c].work_start.min(now);
+        let io = ts.burst_idx as usize / 2;
+        if now - start < ts.remaining
+            || ts.burst_idx as usize + 2 >= spec.bursts.len()
+            || self.pending[t] == 0
+            || !spec.locks.is_empty()
+            || spec.until_woken.binary_search(&io).is_err()
+        {
+            return false;
+        }
+        self.pending[t] -= 1;
+        let ts = &mut self.tasks[t];
+        let ran = ts.remaining;
+        ts.cpu += ran;
+        if self.cfg.record_slices && ran > 0 {
+            self.slices.push(Slice {
+                task: t,
+                cpu: c,
+                start,
+                end: start + ran,
+                job: ts.jobs_done,
+                burst: ts.burst_idx,
+            });
+        }
+        ts.burst_idx += 2;
+        ts.burst = spec.bursts[ts.burst_idx as usize];
+        ts.remaining = ts.burst;
+        let burst_end = now + ts.remaining;
+        let slice_end = self.cpus[c].slice_end;
+        let mut stop_at = match slice_end {
+            e if e == NONE || e >= burst_end => burst_end,
+            e if self.cfg.tick.is_some() => at_tick(e, self.cfg.tick, burst_end).max(now),
+            e => e.max(now),
+        };
+        if stop_at < burst_end && self.cfg.tick.is_some() {
+            stop_at = self.first_read(t, now, slice_end.max(now), stop_at);
+        }
+        let seq = self.events_q.take_seq();
+        let cpu = &mut self.cpus[c];
+        cpu.work_start = now;
+        cpu.stop_at = stop_at;
+        cpu.stop_seq = seq;
+        self.arm_wake(c);
+        true
     }
 
     /// Account the run that ends now on CPU `c` (CPU time, slice, policy charge).
@@ -374,6 +552,12 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let cpu = &mut self.cpus[c];
         let t = cpu.running.take().expect("running");
         cpu.stopped_at = now;
+        if !LEAN {
+            cpu.wake_at = NONE;
+            cpu.preempt_at = NONE;
+            cpu.preempt_for = TaskId::MAX;
+            cpu.slice_end = NONE;
+        }
         if cpu.stop_at != NONE {
             // Stopped before its stop came due (pre-empted): the stop stays an event that is
             // counted when due and then ignored, as a stale one.
@@ -402,6 +586,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
 
     /// Stop what runs on CPU `c`; requeue it with `why` if its burst is not done.
     pub(super) fn stop(&mut self, c: CpuId, why: EnqueueReason) {
+        if !LEAN && why == EnqueueReason::SliceExpired && !self.pending.is_empty() && self.run_on_through_wait(c) {
+            return;
+        }
         let now = self.now;
         let t = self.account_stop(c, now);
         if self.tasks[t].remaining > 0 {
@@ -417,6 +604,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
         if !LEAN && (ts.burst_idx as usize) + 1 < spec.bursts.len() {
+            if !spec.until_woken.is_empty() && spec.until_woken.binary_search(&(ts.burst_idx as usize / 2)).is_ok() {
+                self.wait_for_wake(t, why);
+                return;
+            }
             ts.burst_idx += 1;
             ts.burst = spec.bursts[ts.burst_idx as usize];
             ts.phase = Phase::Io;
@@ -447,6 +638,48 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             let q = ts.queue as usize;
             self.queues[q].task_exit(t);
         }
+    }
+
+    /// The time task `t`, running its current burst from `work_start` on, first reads its CPU
+    /// clock at or after `expiry` (where the kernel would notice its expired slice), if before
+    /// `limit`; else `limit`.
+    fn first_read(&self, t: TaskId, work_start: Time, expiry: Time, limit: Time) -> Time {
+        let reads = &self.w.tasks[t].runtime_reads;
+        if reads.is_empty() {
+            return limit;
+        }
+        let ts = &self.tasks[t];
+        let burst = ts.burst_idx as usize / 2;
+        let done = ts.burst - ts.remaining;
+        let from = done + (expiry - work_start);
+        let i = reads.partition_point(|p| (p.burst, p.at) < (burst, from));
+        match reads.get(i).filter(|p| p.burst == burst) {
+            Some(p) => (work_start + (p.at - done)).min(limit),
+            None => limit,
+        }
+    }
+
+    /// `t` ended a CPU burst whose next blocked interval lasts until a task wakes it: it blocks,
+    /// or runs on if a wake-up came already (it was pre-empted at its burst's end: queued again).
+    fn wait_for_wake(&mut self, t: TaskId, why: EnqueueReason) {
+        let now = self.now;
+        let spec = &self.w.tasks[t];
+        let ts = &mut self.tasks[t];
+        if self.pending[t] > 0 {
+            self.pending[t] -= 1;
+            ts.burst_idx += 2;
+            ts.burst = spec.bursts[ts.burst_idx as usize];
+            ts.remaining = ts.burst;
+            self.queue_ready(t, why);
+            return;
+        }
+        ts.burst_idx += 1;
+        ts.burst = spec.bursts[ts.burst_idx as usize];
+        ts.phase = Phase::Io;
+        ts.since = now;
+        ts.waiting_wake = true;
+        let q = ts.queue as usize;
+        self.queues[q].blocked(t, now);
     }
 
     /// The earliest policy timer (Time::MAX = none).
@@ -570,11 +803,18 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let switch = self.cpus[c].last_task.is_some_and(|l| l != t);
         let mut work_start = now + if switch { self.cfg.switch_cost } else { 0 };
         let ts = &mut self.tasks[t];
-        if !LEAN && ts.woken {
-            ts.woken = false;
+        if !LEAN && ts.woken_at != NONE {
+            // Woken this instant onto a CPU that was idle: it starts once the CPU is out of idle.
             let cpu = &self.cpus[c];
             let was_idle = cpu.last_task.is_none() || cpu.stopped_at < now;
-            work_start += if was_idle { self.cfg.wake_idle_delay } else { self.cfg.wake_preempt_delay };
+            if ts.woken_at == now && was_idle {
+                work_start += match ts.woken_from {
+                    NO_CPU => self.cfg.wake.idle,
+                    w if w as usize != c => self.cfg.wake.remote_idle,
+                    _ => 0,
+                };
+            }
+            ts.woken_at = NONE;
         }
         ts.waiting += now - ts.since;
         ts.phase = Phase::Running;
@@ -589,6 +829,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let mut stop_at = work_start + run;
         if !LEAN && self.cfg.tick.is_some() && run < ts.remaining {
             stop_at = at_tick(stop_at, self.cfg.tick, work_start + ts.remaining);
+            stop_at = self.first_read(t, work_start, work_start + run, stop_at);
         }
         let cpu = &mut self.cpus[c];
         cpu.running = Some(t);
@@ -596,6 +837,12 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         cpu.work_start = work_start;
         cpu.stop_at = stop_at;
         cpu.stop_seq = self.events_q.take_seq();
+        if !LEAN {
+            cpu.slice_end = slice.map_or(NONE, |s| work_start + s.max(1));
+            if !self.pending.is_empty() {
+                self.arm_wake(c);
+            }
+        }
     }
 
     fn check_idle(&mut self) {
@@ -656,6 +903,8 @@ pub(super) struct SpecScan {
     pub sorted: bool,
     /// Every task is one CPU burst, one job, no locks: nothing of it will enter the event heap.
     pub plain: bool,
+    /// Some task gives or waits for wake-ups.
+    pub wakes: bool,
 }
 
 /// Can the `LEAN` engine run this? One CPU and queue, no tick, plain tasks, a policy that never
@@ -669,15 +918,14 @@ pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P
         && !queues[0].may_preempt()
         && !cfg.record_slices
         && !cfg.check_invariants
-        && cfg.wake_idle_delay == 0
-        && cfg.wake_preempt_delay == 0
+        && cfg.wake.none()
 }
 
 /// Scan the specs once: in arrival order? all plain? It reads a few fields of each (large) spec
 /// and walks four quarters side by side, since one walk waits on one memory read at a time more
 /// than the hardware needs to.
 pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
-    let plain = |t: &TaskSpec| t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty();
+    let plain = |t: &TaskSpec| t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty();
     let n = specs.len();
     let q = n / 4;
     let parts = [&specs[..q], &specs[q..2 * q], &specs[2 * q..3 * q], &specs[3 * q..]];
@@ -706,7 +954,8 @@ pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
         all_plain &= plain(t);
         prev[3] = t.arrival;
     }
-    SpecScan { sorted, plain: all_plain }
+    let wakes = !all_plain && specs.iter().any(|t| !t.wakes.is_empty() || !t.until_woken.is_empty());
+    SpecScan { sorted, plain: all_plain, wakes }
 }
 
 /// No HRTICK: a slice that expires at `expiry` is noticed at the next tick boundary, and the task

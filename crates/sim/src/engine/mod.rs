@@ -42,12 +42,8 @@ pub struct SimConfig {
     /// time 0, and the task keeps the CPU (and is charged) until then, as on a kernel without
     /// HRTICK. A burst that ends, a block and a wake-up pre-emption still act at once.
     pub tick: Option<Dur>,
-    /// How long after its wake-up a task starts on a CPU that was idle (leaving idle, the
-    /// interrupt, the switch: 8–11 µs on this project's VM). Added to `switch_cost`. Default 0.
-    pub wake_idle_delay: Dur,
-    /// How long after its wake-up a task starts on a CPU whose running task it displaced or
-    /// that a task left at that instant (the reschedule and the switch). Default 0.
-    pub wake_preempt_delay: Dur,
+    /// How long wake-ups take to act (all 0 by default: at once).
+    pub wake: WakeDelays,
 }
 
 impl Default for SimConfig {
@@ -61,9 +57,35 @@ impl Default for SimConfig {
             task_results: true,
             check_invariants: false,
             tick: None,
-            wake_idle_delay: 0,
-            wake_preempt_delay: 0,
+            wake: WakeDelays::default(),
         }
+    }
+}
+
+/// How long a wake-up takes to act, by where it comes from and where the woken task runs (a
+/// host's values are what `schedlab validate`'s probes measure: 2–60 µs on this project's VM).
+/// A task that wakes onto an idle CPU starts that long after its wake-up (the CPU leaves idle,
+/// takes the interrupt, switches: nobody runs meanwhile). A wake-up that pre-empts lets the
+/// running task run on that long before it is switched out (the interrupt, or the waker's return
+/// from its system call, runs in its time, and the kernel charges it to that task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WakeDelays {
+    /// A timer or device wake-up onto an idle CPU.
+    pub idle: Dur,
+    /// A timer or device wake-up that pre-empts the running task.
+    pub preempt: Dur,
+    /// A task wakes a task that pre-empts it on its own CPU (a pipe write): the waker runs on.
+    pub task_preempt: Dur,
+    /// A task wakes a task onto another, idle CPU (an inter-processor interrupt, leaving idle).
+    pub remote_idle: Dur,
+    /// A task wakes a task that pre-empts the running task of another CPU.
+    pub remote_preempt: Dur,
+}
+
+impl WakeDelays {
+    /// Every delay 0.
+    pub fn none(&self) -> bool {
+        *self == WakeDelays::default()
     }
 }
 

@@ -44,8 +44,14 @@ pub(super) struct TaskState {
     pub phase: Phase,
     /// The spec restricts its CPUs (so `allowed` must look at the list).
     pub pinned: bool,
-    /// Woken (not pre-empted or new) and not yet run since: its start pays the wake-up delay.
-    pub woken: bool,
+    /// When it was last woken (NONE: since then it ran, or it was not woken but pre-empted or
+    /// new), and by what: the CPU of the task that woke it, or NO_CPU for a timer or device.
+    pub woken_at: Time,
+    pub woken_from: u32,
+    /// Blocked in an interval that lasts until another task wakes it.
+    pub waiting_wake: bool,
+    /// Index in its spec's `wakes` of the next wake-up it gives (counted per job).
+    pub next_wake: u32,
     // Counters for the results.
     pub waiting: Dur,
     pub cpu: Dur,
@@ -71,7 +77,10 @@ impl TaskState {
             last_cpu: NO_CPU,
             phase: Phase::NotArrived,
             pinned: spec.affinity.is_some(),
-            woken: false,
+            woken_at: NONE,
+            woken_from: NO_CPU,
+            waiting_wake: false,
+            next_wake: 0,
             waiting: 0,
             cpu: 0,
             first_run: NONE,
@@ -131,10 +140,28 @@ pub(super) struct CpuState {
     pub stop_seq: u64,
     /// When its last run ended: before now, the CPU has been idle since.
     pub stopped_at: Time,
+    /// When the slice the policy gave the running task ends (NONE: none given), before any tick.
+    pub slice_end: Time,
+    /// When the running task gives its next wake-up (NONE: not in this run).
+    pub wake_at: Time,
+    /// A pre-emption decided at a wake-up that takes effect then (NONE: none), and for whom.
+    pub preempt_at: Time,
+    pub preempt_for: TaskId,
 }
 
 impl Default for CpuState {
     fn default() -> Self {
-        CpuState { running: None, work_start: 0, last_task: None, stop_at: NONE, stop_seq: 0, stopped_at: 0 }
+        CpuState {
+            running: None,
+            work_start: 0,
+            last_task: None,
+            stop_at: NONE,
+            stop_seq: 0,
+            stopped_at: 0,
+            slice_end: NONE,
+            wake_at: NONE,
+            preempt_at: NONE,
+            preempt_for: TaskId::MAX,
+        }
     }
 }
