@@ -8,8 +8,9 @@
 //!   (1.0 = one whole CPU).
 //! - `switches_per_sec` = switch-ins inside the window / window in seconds (a run already
 //!   going when the trace started is not a switch-in).
-//! - wake-up latency = switch-in − sched_wakeup for wake-ups from sleep whose switch-in is
-//!   inside the window (new tasks' first starts are left out: the simulator has no such
+//! - wake-up latency = switch-in − sched_waking (or sched_wakeup where no sched_waking was
+//!   recorded; see `WakeSample::latency`) for wake-ups from sleep whose switch-in is inside the
+//!   window (new tasks' first starts are left out: the simulator has no such
 //!   wake-up). Percentiles are nearest-rank: the ⌈p·n⌉-th smallest sample.
 //! - `same_task`: time where both timelines run the same pid on that CPU, over the window;
 //!   `both_idle`: time where neither runs a task there. With a pid filter, tasks outside it

@@ -17,6 +17,24 @@ pub struct Event {
     /// 1-based line number in the source text.
     pub line: usize,
     pub kind: EventKind,
+    /// The task running on the CPU when the event was recorded (the line's task column; 0 =
+    /// idle), when the format gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Pid>,
+    /// Recorded in an interrupt (true) or in task context (false), when the format says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<bool>,
+}
+
+impl Event {
+    /// The task that gave this event from task context (a wake-up by a pipe write, a futex
+    /// wake), if the line says so: not the idle task, not an interrupt.
+    pub fn task_context(&self) -> Option<Pid> {
+        match (self.task, self.irq) {
+            (Some(p), Some(false)) if p != 0 => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// A wake-up (sched_wakeup, sched_wakeup_new or sched_waking).
@@ -62,10 +80,34 @@ pub enum EventKind {
     Wakeup(Wake),
     WakeupNew(Wake),
     Waking(Wake),
-    Fork { parent_comm: String, parent_pid: Pid, child_comm: String, child_pid: Pid },
-    Exec { filename: String, pid: Pid, old_pid: Pid },
-    Exit { comm: String, pid: Pid, prio: i32 },
-    Migrate { comm: String, pid: Pid, prio: i32, orig_cpu: usize, dest_cpu: usize },
+    Fork {
+        parent_comm: String,
+        parent_pid: Pid,
+        child_comm: String,
+        child_pid: Pid,
+    },
+    Exec {
+        filename: String,
+        pid: Pid,
+        old_pid: Pid,
+    },
+    Exit {
+        comm: String,
+        pid: Pid,
+        prio: i32,
+    },
+    Migrate {
+        comm: String,
+        pid: Pid,
+        prio: i32,
+        orig_cpu: usize,
+        dest_cpu: usize,
+    },
+    /// `sys_enter_clock_gettime` (the syscall tracepoint): the task of the line's task column
+    /// reads clock `which_clock`.
+    ClockRead {
+        which_clock: u64,
+    },
 }
 
 impl EventKind {
@@ -80,6 +122,7 @@ impl EventKind {
             EventKind::Exec { .. } => "sched_process_exec",
             EventKind::Exit { .. } => "sched_process_exit",
             EventKind::Migrate { .. } => "sched_migrate_task",
+            EventKind::ClockRead { .. } => "sys_enter_clock_gettime",
         }
     }
 }
@@ -94,7 +137,12 @@ pub const KNOWN_EVENTS: &[&str] = &[
     "sched_process_exec",
     "sched_process_exit",
     "sched_migrate_task",
+    "sys_enter_clock_gettime",
 ];
+
+/// `which_clock` of a task's own CPU clocks (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID):
+/// reading one runs the scheduler's `update_curr()` for the reader.
+pub const OWN_CPU_CLOCKS: [u64; 2] = [2, 3];
 
 /// What a tracepoint `prio` field says about the task's scheduling class. The kernel prints
 /// `p->prio`: −1 for SCHED_DEADLINE, 0..=98 for real-time (99 − rt_priority), 100..=139 for

@@ -65,7 +65,7 @@ pub fn timeline_from_sim(result: &SimResult, workload: &Workload, opts: &FromSim
     let mut blocked: Vec<Vec<BlockedSpan>> = (0..n).map(|_| Vec::new()).collect();
     for b in &result.blocked {
         let state = if b.what.starts_with("lock") { "D" } else { "S" };
-        blocked[b.task].push(BlockedSpan { start: off + b.start, end: off + b.end, state: state.into() });
+        blocked[b.task].push(BlockedSpan::new(off + b.start, off + b.end, state));
     }
     for (i, spec) in workload.tasks.iter().enumerate() {
         // Periodic tasks sleep from the end of job k−1 until job k's release.
@@ -75,7 +75,7 @@ pub fn timeline_from_sim(result: &SimResult, workload: &Workload, opts: &FromSim
                 if w[1].job > w[0].job {
                     let release = off + spec.arrival + u64::from(w[1].job) * period;
                     if release > w[0].run.end {
-                        blocked[i].push(BlockedSpan { start: w[0].run.end, end: release, state: "S".into() });
+                        blocked[i].push(BlockedSpan::new(w[0].run.end, release, "S"));
                     }
                 }
             }
@@ -181,7 +181,7 @@ mod tests {
                 Run { cpu: 0, start: ms(9), end: ms(10) }
             ]
         );
-        assert_eq!(a.blocked, vec![BlockedSpan { start: ms(5), end: ms(9), state: "S".into() }]);
+        assert_eq!(a.blocked, vec![BlockedSpan::new(ms(5), ms(9), "S")]);
         assert_eq!((a.switch_ins, a.voluntary, a.involuntary), (3, 2, 1));
         assert_eq!(
             a.waiting,

@@ -31,4 +31,4 @@ pub use import::{import, ImportOptions, ImportReport, Imported, Select};
 pub use meta::{SchedPolicy, TaskMeta, TraceMeta};
 pub use parse::{parse, Format, ParseStats, Parsed};
 pub use render::{render, render_sim, RenderOptions};
-pub use timeline::{TaskTimeline, Timeline};
+pub use timeline::{BlockedSpan, TaskTimeline, Timeline, Waker};

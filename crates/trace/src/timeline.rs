@@ -17,7 +17,7 @@
 //!   blocked task whose wake-up is missing, …), usually lost events or a filtered trace, is kept
 //!   as an [`Anomaly`] and repaired as described there — never ignored silently.
 
-use crate::event::{Event, EventKind, Pid, PrioClass};
+use crate::event::{Event, EventKind, Pid, PrioClass, OWN_CPU_CLOCKS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -36,6 +36,25 @@ pub struct BlockedSpan {
     pub end: u64,
     /// The `prev_state` it blocked in (`S`, `D`, …).
     pub state: String,
+    /// The task that woke it from task context (its sched_waking was recorded in that task's
+    /// context, not in an interrupt), and when: a pipe write, a futex wake, a signal. None for a
+    /// timer or device wake-up, or when the trace does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub woken_by: Option<Waker>,
+}
+
+/// Who woke a task, and when that task did it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waker {
+    pub pid: Pid,
+    /// Its sched_waking time (the instant the waker acted; the wake-up follows it).
+    pub at: u64,
+}
+
+impl BlockedSpan {
+    pub fn new(start: u64, end: u64, state: &str) -> Self {
+        BlockedSpan { start, end, state: state.to_string(), woken_by: None }
+    }
 }
 
 /// A runnable-but-waiting stretch (woken or pre-empted, until switched in).
@@ -60,8 +79,12 @@ pub struct WakeSample {
 }
 
 impl WakeSample {
+    /// From the wake-up to the switch-in: from sched_waking when it was recorded (the instant
+    /// the waker acted, on its own CPU), else from sched_wakeup. A wake-up of a task on another
+    /// CPU may be queued to that CPU and recorded there as sched_wakeup only after the
+    /// inter-processor interrupt arrives; sched_waking counts that delay too.
     pub fn latency(&self) -> u64 {
-        self.ran - self.woken
+        self.ran.saturating_sub(self.waking.unwrap_or(self.woken).min(self.woken))
     }
 }
 
@@ -137,6 +160,10 @@ pub struct TaskTimeline {
     /// `sched_migrate_task` events (the kernel moving it between run queues).
     pub migrate_events: Vec<MigrateEvent>,
     pub execs: Vec<ExecEvent>,
+    /// When it read its own CPU clock (a point where the kernel updates its run time and acts
+    /// on an expired slice), when the trace records such reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_clock_reads: Vec<u64>,
     /// sched_process_exit time (or the simulated finish).
     pub exit: Option<u64>,
     pub end_state: EndState,
@@ -163,6 +190,7 @@ impl TaskTimeline {
             migrations: 0,
             migrate_events: Vec::new(),
             execs: Vec::new(),
+            cpu_clock_reads: Vec::new(),
             exit: None,
             end_state: EndState::Unknown,
         }
@@ -252,8 +280,9 @@ enum Cur {
 struct Builder {
     tl: Timeline,
     cur: BTreeMap<Pid, Cur>,
-    /// Last sched_waking time per pid (consumed by the wake-up).
-    waking: BTreeMap<Pid, u64>,
+    /// Last sched_waking per pid (consumed by the wake-up): its time and the task that gave it
+    /// from task context.
+    waking: BTreeMap<Pid, (u64, Option<Pid>)>,
     last_cpu: BTreeMap<Pid, usize>,
     /// Time of the last switch per CPU.
     cpu_switch: Vec<Option<u64>>,
@@ -342,7 +371,7 @@ impl Builder {
             }
             Cur::Blocked { since, state } => {
                 self.anomaly(e, pid, "switched in while blocked (its wake-up is missing): blocked until now");
-                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(BlockedSpan { start: since, end: ts, state });
+                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(BlockedSpan::new(since, ts, &state));
             }
             Cur::Running { cpu: c, since } => {
                 self.anomaly(e, pid, format!("switched in on CPU {cpu} while running on CPU {c}: that run ends here"));
@@ -367,9 +396,12 @@ impl Builder {
             t.arrival = Some(ts);
         }
         let waking = self.waking.remove(&pid);
+        let woken_by = waking.and_then(|(at, by)| by.filter(|&b| b != pid).map(|pid| Waker { pid, at }));
+        let waking = waking.map(|(at, _)| at);
         match self.cur(pid) {
             Cur::Blocked { since, state } => {
-                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(BlockedSpan { start: since, end: ts, state });
+                let span = BlockedSpan { woken_by, ..BlockedSpan::new(since, ts, &state) };
+                self.tl.tasks.get_mut(&pid).expect("task").blocked.push(span);
             }
             Cur::Unknown => {}
             Cur::Dead { .. } => {
@@ -401,7 +433,7 @@ impl Builder {
             EventKind::WakeupNew(w) => self.wakeup(e, w.pid, &w.comm, w.prio, true),
             EventKind::Waking(w) => {
                 self.task(w.pid, &w.comm, ts).see_prio(ts, w.prio);
-                self.waking.insert(w.pid, ts);
+                self.waking.insert(w.pid, (ts, e.task_context()));
             }
             EventKind::Fork { parent_comm, parent_pid, child_comm, child_pid } => {
                 self.task(*parent_pid, parent_comm, ts);
@@ -426,6 +458,13 @@ impl Builder {
                 let t = self.task(*pid, comm, ts);
                 t.see_prio(ts, *prio);
                 t.exit = Some(ts);
+            }
+            EventKind::ClockRead { which_clock } => {
+                if let Some(pid) = e.task.filter(|&p| p != 0 && OWN_CPU_CLOCKS.contains(which_clock)) {
+                    if let Some(t) = self.tl.tasks.get_mut(&pid) {
+                        t.cpu_clock_reads.push(ts);
+                    }
+                }
             }
             EventKind::Migrate { comm, pid, prio, orig_cpu, dest_cpu } => {
                 let t = self.task(*pid, comm, ts);
@@ -546,7 +585,7 @@ mod tests {
             sw(60, 0, 5, "R", 0),
         ]);
         let five = &t.tasks[&5];
-        assert_eq!(five.blocked, vec![BlockedSpan { start: 1_000_010_000, end: 1_000_030_000, state: "S".into() }]);
+        assert_eq!(five.blocked, vec![BlockedSpan::new(1_000_010_000, 1_000_030_000, "S")]);
         assert_eq!(five.cpu_time(), 40_000);
         let six = &t.tasks[&6];
         // Counted from the later of its wake-up (40) and CPU 1's last switch (45).

@@ -40,7 +40,7 @@ fn each_task_is_rebuilt_as_computed_by_hand() {
     assert_eq!(a.runs, vec![run(0, 10, 50), run(0, 95, 120), run(1, 160, 200)]);
     assert_eq!(a.cpu_time(), 105_000);
     assert_eq!((a.switch_ins, a.voluntary, a.involuntary, a.migrations), (3, 2, 1, 1));
-    assert_eq!(a.blocked, vec![BlockedSpan { start: us(50), end: us(80), state: "S".into() }]);
+    assert_eq!(a.blocked, vec![BlockedSpan::new(us(50), us(80), "S")]);
     assert_eq!(
         a.waiting,
         vec![
@@ -63,9 +63,10 @@ fn each_task_is_rebuilt_as_computed_by_hand() {
     assert_eq!(b.runs, vec![run(1, 70, 130), run(0, 170, 210)]);
     assert_eq!(b.cpu_time(), 100_000);
     assert_eq!((b.switch_ins, b.voluntary, b.involuntary, b.migrations), (2, 1, 0, 1));
-    assert_eq!(b.blocked, vec![BlockedSpan { start: us(130), end: us(150), state: "D".into() }]);
+    assert_eq!(b.blocked, vec![BlockedSpan::new(us(130), us(150), "D")]);
+    // Latency counts from sched_waking where there is one (60, not the wake-up at 62).
     let lat: Vec<u64> = b.wakes.iter().map(|w| w.latency()).collect();
-    assert_eq!(lat, vec![8_000, 20_000]);
+    assert_eq!(lat, vec![10_000, 20_000]);
     assert_eq!(b.wakes[0].waking, Some(us(60)));
     assert_eq!(b.end_state, EndState::Running { cpu: 0, since: us(170) });
 
@@ -124,7 +125,7 @@ fn comparison_against_a_second_hand_made_timeline() {
     // A's first start (new task) is not a wake-up sample.
     assert_eq!((ta.a.wake_samples, ta.a.wake_p50_ns, ta.a.wake_p99_ns), (1, Some(15_000), Some(15_000)));
     let tb = &c.tasks[1];
-    assert_eq!((tb.a.wake_samples, tb.a.wake_p50_ns, tb.a.wake_p99_ns), (2, Some(8_000), Some(20_000)));
+    assert_eq!((tb.a.wake_samples, tb.a.wake_p50_ns, tb.a.wake_p99_ns), (2, Some(10_000), Some(20_000)));
     assert_eq!((tb.b.wake_samples, tb.b.wake_p50_ns), (0, None));
 
     // Only A and B: C's CPU time counts as idle.

@@ -4,16 +4,19 @@
 //! and its affinity from the sidecar. Whatever could not be reconstructed is written in the
 //! [`ImportReport`], never dropped silently.
 //!
-//! The burst structure: a blocked span (switch-out in S/D/… until the wake-up) ends a CPU
-//! burst; the time spent runnable but waiting is not part of any burst (the simulator adds
-//! its own). A task's import starts at its arrival (sched_wakeup_new / fork), at its last
-//! exec with [`ImportOptions::start_at_exec`], or — when it was already there when the trace
-//! started — at the first time the trace shows it.
+//! The burst structure is [`bursts`]'s; wake-ups between imported tasks are [`wakes`]'s. A
+//! task's import starts at its arrival (sched_wakeup_new / fork), at its last exec with
+//! [`ImportOptions::start_at_exec`], or — when it was already there when the trace started —
+//! at the first time the trace shows it.
+
+mod bursts;
+mod wakes;
 
 use crate::event::{Pid, PrioClass};
 use crate::meta::{SchedPolicy, TraceMeta};
 use crate::timeline::{EndState, TaskTimeline, Timeline};
-use schedlab_sim::workload::{TaskSpec, Workload};
+use bursts::{bursts_of, Bursts};
+use schedlab_sim::workload::{BurstPoint, TaskSpec, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,11 +44,15 @@ pub struct ImportOptions {
     /// Start each task at its last exec in the trace (drops what its launcher did before).
     pub start_at_exec: bool,
     pub meta: Option<TraceMeta>,
+    /// A blocked interval that another imported task ended from task context waits for that
+    /// task's wake-up in the workload (see [`wakes`]) instead of lasting its length. On by
+    /// default.
+    pub wake_edges: bool,
 }
 
 impl ImportOptions {
     pub fn new(select: Select) -> Self {
-        ImportOptions { select, t0: None, cpus: None, start_at_exec: false, meta: None }
+        ImportOptions { select, t0: None, cpus: None, start_at_exec: false, meta: None, wake_edges: true }
     }
 }
 
@@ -69,6 +76,8 @@ pub enum NoteKind {
     BlockedAtStart,
     /// Two blocked spans without a run between (missing events): merged.
     MergedBlocks,
+    /// Blocked intervals that end when another imported task wakes it.
+    WokenByTask,
     /// A CPU burst of 0 ns (a run shorter than the text's resolution): set to 1 ns.
     ZeroBurst,
     /// Trace events that contradict each other for this task (see the timeline's anomalies).
@@ -189,85 +198,6 @@ fn start_of(t: &TaskTimeline, at_exec: bool, notes: &mut Vec<Note>) -> u64 {
             first
         }
     }
-}
-
-/// CPU bursts and blocked times from `start` on (odd count, CPU first and last). None when it
-/// has no CPU time there. May move `start` (a block before the first run).
-fn bursts_of(t: &TaskTimeline, start: &mut u64, notes: &mut Vec<Note>) -> Option<Vec<u64>> {
-    enum Item {
-        Run(u64),
-        Block(u64, u64),
-    }
-    let mut items: Vec<(u64, Item)> = Vec::new();
-    for r in t.runs.iter().filter(|r| r.end > *start || (r.end == *start && r.start == *start)) {
-        let s = r.start.max(*start);
-        items.push((s, Item::Run(r.end - s)));
-    }
-    for b in t.blocked.iter().filter(|b| b.start >= *start) {
-        items.push((b.start, Item::Block(b.start, b.end)));
-    }
-    // A block starting where a run ends comes after that run.
-    items.sort_by_key(|(ts, it)| (*ts, matches!(it, Item::Run(_))));
-    let mut bursts: Vec<u64> = Vec::new();
-    let (mut cpu, mut ran) = (0u64, false);
-    for (_, it) in items {
-        match it {
-            Item::Run(d) => {
-                cpu += d;
-                ran = true;
-            }
-            Item::Block(s, e) if !ran && bursts.is_empty() => {
-                note(
-                    notes,
-                    t.pid,
-                    NoteKind::BlockedAtStart,
-                    format!("blocked from {s} before it ran: start moved to its wake-up at {e}"),
-                );
-                *start = e;
-            }
-            Item::Block(s, e) if !ran => {
-                note(
-                    notes,
-                    t.pid,
-                    NoteKind::MergedBlocks,
-                    format!("blocked again at {s} without running: merged with the block before"),
-                );
-                *bursts.last_mut().expect("a block") += e - s;
-            }
-            Item::Block(s, e) => {
-                if cpu == 0 {
-                    note(
-                        notes,
-                        t.pid,
-                        NoteKind::ZeroBurst,
-                        format!("CPU burst ending at {s} is 0 ns at the trace's resolution: 1 ns used"),
-                    );
-                    cpu = 1;
-                }
-                bursts.push(cpu);
-                bursts.push(e - s);
-                (cpu, ran) = (0, false);
-            }
-        }
-    }
-    if ran {
-        if cpu == 0 {
-            note(notes, t.pid, NoteKind::ZeroBurst, "last CPU burst is 0 ns at the trace's resolution: 1 ns used");
-            cpu = 1;
-        }
-        bursts.push(cpu);
-    } else if !bursts.is_empty() {
-        let blocked = bursts.pop().expect("a block");
-        note(
-            notes,
-            t.pid,
-            NoteKind::NoRunAfterLastBlock,
-            format!(
-                "woken after its last block ({blocked} ns) but not run again before the end: that block is dropped"
-            ),
-        );
-    }
-    (!bursts.is_empty()).then_some(bursts)
 }
 
 /// Class, nice, priority, deadline/period and DL runtime of a task.
@@ -405,7 +335,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
     struct Pending {
         pid: Pid,
         start: u64,
-        bursts: Vec<u64>,
+        bursts: Bursts,
         sched: Sched,
         affinity: Option<Vec<usize>>,
         comm: String,
@@ -479,16 +409,22 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
     }
     let mut tasks = Vec::with_capacity(pending.len());
     let mut report_tasks = Vec::with_capacity(pending.len());
-    for p in &pending {
+    let edges = if opts.wake_edges {
+        let plans: Vec<(Pid, &Bursts)> = pending.iter().map(|p| (p.pid, &p.bursts)).collect();
+        Some(wakes::edges(&plans, &mut notes))
+    } else {
+        None
+    };
+    for (i, p) in pending.iter().enumerate() {
         let name = if count[p.comm.as_str()] > 1 { format!("{}-{}", p.comm, p.pid) } else { p.comm.clone() };
         if p.start < t0 {
             note(&mut notes, p.pid, NoteKind::BeforeT0, format!("starts at {} before t0 {t0}: arrival 0", p.start));
         }
-        let cpu_ns = p.bursts.iter().step_by(2).sum();
+        let cpu_ns = p.bursts.lengths.iter().step_by(2).sum();
         tasks.push(TaskSpec {
             name: name.as_str().into(),
             arrival: p.start.saturating_sub(t0),
-            bursts: p.bursts.clone(),
+            bursts: p.bursts.lengths.clone(),
             priority: p.sched.priority,
             weight: 1,
             nice: p.sched.nice,
@@ -499,6 +435,9 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             class: p.sched.class.clone(),
             locks: Vec::new(),
             runtime: p.sched.dl_runtime.or(p.sched.slice),
+            wakes: edges.as_ref().map(|e| e.wakes[i].clone()).unwrap_or_default(),
+            until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
+            runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
         });
         report_tasks.push(ImportedTask {
             pid: p.pid,

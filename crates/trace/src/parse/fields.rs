@@ -124,8 +124,20 @@ pub(crate) fn parse_body(name: &str, body: &str) -> Option<EventKind> {
                 dest_cpu: int(v[4])?,
             })
         }
+        "sys_enter_clock_gettime" => clock_read(body),
         _ => None,
     }
+}
+
+/// `which_clock: 0x00000003, tp: 0x7ffd…` (tracefs, perf) or `which_clock=3 tp=…`.
+fn clock_read(body: &str) -> Option<EventKind> {
+    let v = body.strip_prefix("which_clock:").or_else(|| body.strip_prefix("which_clock="))?;
+    let v = v.trim_start().split([',', ' ']).next()?;
+    let which_clock = match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => v.parse().ok()?,
+    };
+    Some(EventKind::ClockRead { which_clock })
 }
 
 fn switch_kv(body: &str) -> Option<Switch> {
@@ -214,6 +226,17 @@ mod tests {
         assert_eq!((w.comm.as_str(), w.pid, w.prio, w.target_cpu), ("sh", 7336, 120, Some(1)));
         let Some(EventKind::Wakeup(w)) = parse_body("sched_wakeup", "sh:7 [120] success=1 CPU:000") else { panic!() };
         assert_eq!((w.pid, w.target_cpu), (7, Some(0)));
+    }
+
+    #[test]
+    fn clock_reads() {
+        let e = parse_body("sys_enter_clock_gettime", "which_clock: 0x00000003, tp: 0x7ffd3a1c0d40");
+        assert_eq!(e, Some(EventKind::ClockRead { which_clock: 3 }));
+        assert_eq!(
+            parse_body("sys_enter_clock_gettime", "which_clock=2 tp=0"),
+            Some(EventKind::ClockRead { which_clock: 2 })
+        );
+        assert!(parse_body("sys_enter_clock_gettime", "tp: 0x1").is_none());
     }
 
     #[test]

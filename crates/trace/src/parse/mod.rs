@@ -190,7 +190,7 @@ pub fn parse(text: &str, format: Option<Format>) -> Parsed {
             Some(kind) => {
                 stats.events += 1;
                 *stats.by_kind.entry(head.name.to_string()).or_default() += 1;
-                events.push(Event { ts: head.ts, cpu: head.cpu, line: n, kind });
+                events.push(Event { ts: head.ts, cpu: head.cpu, line: n, kind, task: head.task, irq: head.irq });
             }
             None => stats.bad(n, l, format!("{} fields do not parse (truncated?)", head.name)),
         }

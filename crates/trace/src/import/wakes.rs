@@ -1,0 +1,92 @@
+//! Wake-ups between imported tasks. A blocked interval that another imported task ended from
+//! task context (its sched_waking was recorded in that task's context: a pipe write, a futex
+//! wake) becomes a wait for that task's wake-up, given at the point of its CPU bursts where the
+//! trace shows it — so a replay keeps the cause, not just the length, of the block: if the
+//! waker runs later in the simulation, so does the woken task. Wake-ups from interrupts (timers,
+//! devices), from the idle task and from tasks that are not imported keep the interval's length.
+
+use super::bursts::Bursts;
+use super::{note, Note, NoteKind};
+use crate::event::Pid;
+use schedlab_sim::workload::WakeUp;
+use std::collections::BTreeMap;
+
+/// Per task (in workload order): the wake-ups it gives and its blocked intervals that wait for
+/// one.
+pub(crate) struct Edges {
+    pub wakes: Vec<Vec<WakeUp>>,
+    pub until_woken: Vec<Vec<usize>>,
+}
+
+/// The wake-ups among `tasks` (pid and bursts, in workload order).
+pub(crate) fn edges(tasks: &[(Pid, &Bursts)], notes: &mut Vec<Note>) -> Edges {
+    let index: BTreeMap<Pid, usize> = tasks.iter().enumerate().map(|(i, (pid, _))| (*pid, i)).collect();
+    let mut out = Edges { wakes: vec![Vec::new(); tasks.len()], until_woken: vec![Vec::new(); tasks.len()] };
+    for (a, (pid, bursts)) in tasks.iter().enumerate() {
+        let mut by: BTreeMap<Pid, usize> = BTreeMap::new();
+        for (k, w) in bursts.wakers.iter().enumerate() {
+            let Some(w) = w else { continue };
+            let Some(&b) = index.get(&w.pid).filter(|&&b| b != a) else { continue };
+            match tasks[b].1.position(w.at) {
+                Some((burst, at)) => {
+                    out.wakes[b].push(WakeUp { burst, at, task: a });
+                    out.until_woken[a].push(k);
+                    *by.entry(w.pid).or_default() += 1;
+                }
+                None => note(
+                    notes,
+                    *pid,
+                    NoteKind::WokenByTask,
+                    format!(
+                        "blocked interval {k} was ended by task {} at {}, outside its imported runs: its length is kept",
+                        w.pid, w.at
+                    ),
+                ),
+            }
+        }
+        for (waker, n) in by {
+            note(
+                notes,
+                *pid,
+                NoteKind::WokenByTask,
+                format!("{n} of its {} blocked intervals end when task {waker} wakes it", bursts.wakers.len()),
+            );
+        }
+    }
+    for w in &mut out.wakes {
+        w.sort_by_key(|w| (w.burst, w.at));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::Waker;
+
+    #[test]
+    fn a_task_context_wake_up_becomes_an_edge_and_others_keep_their_length() {
+        // 1 runs 0–10 and wakes 2 at 8; 2 blocked 5–9 (woken by 1), then 20–30 (a timer).
+        let one = Bursts { lengths: vec![10], runs: vec![vec![(0, 10)]], ..Bursts::default() };
+        let two = Bursts {
+            lengths: vec![5, 4, 11, 10, 1],
+            runs: vec![vec![(0, 5)], vec![(9, 20)], vec![(30, 31)]],
+            wakers: vec![Some(Waker { pid: 1, at: 8 }), None],
+            reads: vec![],
+        };
+        let mut notes = Vec::new();
+        let e = edges(&[(1, &one), (2, &two)], &mut notes);
+        assert_eq!(e.wakes[0], vec![WakeUp { burst: 0, at: 8, task: 1 }]);
+        assert_eq!(e.until_woken, vec![vec![], vec![0]]);
+        assert!(e.wakes[1].is_empty());
+        assert!(notes.iter().any(|n| n.pid == Some(2) && n.detail.contains("1 of its 2")));
+        // A waker that is not imported, or a point where the waker did not run: no edge.
+        let mut notes = Vec::new();
+        let e = edges(&[(2, &two)], &mut notes);
+        assert!(e.until_woken[0].is_empty());
+        let late = Bursts { wakers: vec![Some(Waker { pid: 1, at: 15 }), None], ..two.clone() };
+        let e = edges(&[(1, &one), (2, &late)], &mut notes);
+        assert!(e.until_woken[1].is_empty() && e.wakes[0].is_empty());
+        assert!(notes.iter().any(|n| n.detail.contains("outside its imported runs")));
+    }
+}
