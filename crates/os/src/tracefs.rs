@@ -70,6 +70,11 @@ pub const SCHED_EVENTS: &[&str] = &[
     "sched/sched_migrate_task",
 ];
 
+/// Reads of a task's own CPU clock (`clock_gettime` of CLOCK_PROCESS_CPUTIME_ID = 2 or
+/// CLOCK_THREAD_CPUTIME_ID = 3): each runs the scheduler's `update_curr()` for the reader, which
+/// acts on an expired slice there and then. (event, filter) for [`Instance::enable_filtered`].
+pub const CPU_CLOCK_READS: (&str, &str) = ("syscalls/sys_enter_clock_gettime", "which_clock == 2 || which_clock == 3");
+
 /// A private trace instance recording some tracepoints; removed on drop.
 #[derive(Debug)]
 pub struct Instance {
@@ -141,6 +146,18 @@ impl Instance {
     /// The tracepoints it records.
     pub fn events(&self) -> &[String] {
         &self.events
+    }
+
+    /// Also record `event` (`system/name`) where `filter` holds, if this kernel has it (syscall
+    /// tracepoints need CONFIG_FTRACE_SYSCALLS). Returns whether it is recorded.
+    pub fn enable_filtered(&mut self, event: &str, filter: &str) -> OsResult<bool> {
+        if !self.dir.join("events").join(event).is_dir() {
+            return Ok(false);
+        }
+        self.write(&format!("events/{event}/filter"), filter)?;
+        self.write(&format!("events/{event}/enable"), "1")?;
+        self.events.push(event.to_string());
+        Ok(true)
     }
 
     /// The buffer as text, in the `trace` file's format (tracing should be off).

@@ -75,6 +75,9 @@ enum Kind {
         /// Stop (SIGSTOP) once started up and begin at SIGCONT (before the second thread starts).
         #[arg(long)]
         stopped_start: bool,
+        /// Pin ping and pong to two CPUs (e.g. 1,0), so every message crosses CPUs.
+        #[arg(long, value_name = "PING,PONG", value_parser = cpu_pair)]
+        split: Option<(usize, usize)>,
     },
     /// Hash a password in a loop and print the iteration count on exit or SIGTERM (seed 004).
     Crypt {
@@ -93,6 +96,13 @@ impl Args {
     pub fn polls_stop(&self) -> bool {
         matches!(self.kind, Kind::Crypt { .. } | Kind::Bursts { .. } | Kind::Pingpong { .. })
     }
+}
+
+/// `A,B`: two CPU numbers.
+fn cpu_pair(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("'{s}': give two CPUs, e.g. 1,0"))?;
+    let cpu = |x: &str| x.trim().parse::<usize>().map_err(|_| format!("'{x}' is not a CPU number"));
+    Ok((cpu(a)?, cpu(b)?))
 }
 
 /// Run `schedlab workload`.
@@ -117,11 +127,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let done = bursts::run(&ms, repeat, gap.as_nanos() as u64, schedlab_os::signals::stop_requested);
             println!("{done}");
         }
-        Kind::Pingpong { duration, work, stopped_start } => {
+        Kind::Pingpong { duration, work, stopped_start, split } => {
             if stopped_start {
                 schedlab_os::process::stop_self()?;
             }
-            let n = pingpong::run(duration, work.as_nanos() as u64, schedlab_os::signals::stop_requested)?;
+            let n = pingpong::run(duration, work.as_nanos() as u64, split, schedlab_os::signals::stop_requested)?;
             println!("{n}");
         }
         Kind::Crypt { iterations, forever } => {

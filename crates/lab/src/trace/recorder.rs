@@ -1,11 +1,13 @@
 //! A private tracefs instance recording the scheduler tracepoints (`sched_switch`, the
-//! wake-ups, fork/exec/exit, `sched_migrate_task`) with the monotonic clock. It is named
+//! wake-ups, fork/exec/exit, `sched_migrate_task`), and reads of a task's own CPU clock where the
+//! kernel has syscall tracepoints (each is a point where the kernel notices an expired slice),
+//! with the monotonic clock. It is named
 //! `schedlab-trace-<pid>` and removed when the recorder is dropped — on a normal end, an error,
 //! a panic or the stop signal path; one left by a run killed with SIGKILL is removed by the next
 //! recorder before it starts.
 
 use anyhow::{Context, Result};
-use schedlab_os::tracefs::{Instance, TraceFs, SCHED_EVENTS};
+use schedlab_os::tracefs::{Instance, TraceFs, CPU_CLOCK_READS, SCHED_EVENTS};
 
 /// Prefix of our instances' names (the pid of the recording process follows).
 pub const INSTANCE_PREFIX: &str = "schedlab-trace-";
@@ -27,7 +29,8 @@ impl Recorder {
         let fs = TraceFs::open().context("tracing needs tracefs (and root)")?;
         let orphans_removed = Instance::remove_orphans(&fs, INSTANCE_PREFIX);
         let name = format!("{INSTANCE_PREFIX}{}", std::process::id());
-        let instance = Instance::create(&fs, &name, BUFFER_KB, SCHED_EVENTS)?;
+        let mut instance = Instance::create(&fs, &name, BUFFER_KB, SCHED_EVENTS)?;
+        instance.enable_filtered(CPU_CLOCK_READS.0, CPU_CLOCK_READS.1)?;
         instance.clear()?;
         instance.on(true)?;
         Ok(Recorder { instance, _fs: fs, orphans_removed })

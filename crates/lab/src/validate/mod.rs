@@ -101,11 +101,11 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     ctx.progress.update(0.0, "probing how the kernel ends slices");
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
     ctx.progress.update(0.0, "probing the wake-up path");
-    let wake = probe::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_millis(500))?;
+    let wake = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_millis(500))?;
     let models: Vec<_> =
         replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact)
             .into_iter()
-            .map(|m| m.with_wake_delays(wake.idle_p50_ns, wake.preempt_p50_ns))
+            .map(|m| m.with_wake_delays(wake.delays()))
             .collect();
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
@@ -166,7 +166,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_idle_ns": m.wake_idle, "wake_preempt_ns": m.wake_preempt, "per_cpu": m.per_cpu})).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": {"idle": m.wake.idle, "preempt": m.wake.preempt, "task_preempt": m.wake.task_preempt, "remote_idle": m.wake.remote_idle, "remote_preempt": m.wake.remote_preempt}, "per_cpu": m.per_cpu})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

@@ -9,7 +9,7 @@
 //! would hand every hog exactly its live CPU time and its share could not be wrong.
 
 use crate::simstudy::compare::TickChoice;
-use schedlab_sim::engine::{simulate, SimConfig, SimResult};
+use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::workload::Workload;
 use schedlab_sim::Dur;
@@ -72,10 +72,9 @@ pub struct Model {
     pub spec: String,
     /// The scheduler tick it runs with (None: slices end exactly).
     pub tick: Option<Dur>,
-    /// How long a woken task takes to start on an idle CPU and on one it pre-empts (the
-    /// calibration [`super::probe::wake_costs`] measures; 0 until given).
-    pub wake_idle: Dur,
-    pub wake_preempt: Dur,
+    /// How long wake-ups take to act (the calibration [`super::probe::wake`] measures; 0 until
+    /// given).
+    pub wake: WakeDelays,
     /// One run queue per CPU (an instance of the policy each, with the engine's wake-up
     /// placement and idle pulling) instead of one global queue.
     pub per_cpu: bool,
@@ -83,7 +82,7 @@ pub struct Model {
 
 impl Model {
     fn new(label: &'static str, spec: String, tick: Option<Dur>) -> Self {
-        Model { label, spec, tick, wake_idle: 0, wake_preempt: 0, per_cpu: false }
+        Model { label, spec, tick, wake: WakeDelays::default(), per_cpu: false }
     }
 
     /// Whether it says anything of a case on `cpus` CPUs (per-CPU queues on one CPU are the
@@ -93,8 +92,8 @@ impl Model {
     }
 
     /// The model with the host's wake-up delays.
-    pub fn with_wake_delays(self, idle: Dur, preempt: Dur) -> Self {
-        Model { wake_idle: idle, wake_preempt: preempt, ..self }
+    pub fn with_wake_delays(self, wake: WakeDelays) -> Self {
+        Model { wake, ..self }
     }
 }
 
@@ -127,8 +126,7 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
         cpus: w.cpus.unwrap_or(1),
         horizon: Some(replay.horizon_ns),
         tick: TickChoice::Every(model.tick).for_policy(policy.as_ref()),
-        wake_idle_delay: model.wake_idle,
-        wake_preempt_delay: model.wake_preempt,
+        wake: model.wake,
         ..SimConfig::default()
     };
     if model.per_cpu && cfg.cpus > 1 {

@@ -8,11 +8,23 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 /// Exchange messages for `duration` (or until `stop()`), `work_ns` of CPU per message on each
-/// side; returns the round trips done.
-pub fn run(duration: Duration, work_ns: u64, stop: impl Fn() -> bool + Sync) -> std::io::Result<u64> {
+/// side; returns the round trips done. `split`: pin ping (the calling thread) and pong to these
+/// two CPUs, so every message crosses CPUs.
+pub fn run(
+    duration: Duration,
+    work_ns: u64,
+    split: Option<(usize, usize)>,
+    stop: impl Fn() -> bool + Sync,
+) -> std::io::Result<u64> {
     let (mut a, mut b) = UnixStream::pair()?;
     let end = Instant::now() + duration;
+    if let Some((ping_cpu, _)) = split {
+        schedlab_os::affinity::set_affinity(0, &[ping_cpu]).map_err(std::io::Error::other)?;
+    }
     let pong = std::thread::Builder::new().name("pong".into()).spawn(move || -> std::io::Result<()> {
+        if let Some((_, pong_cpu)) = split {
+            schedlab_os::affinity::set_affinity(0, &[pong_cpu]).map_err(std::io::Error::other)?;
+        }
         let mut byte = [0u8; 1];
         loop {
             if b.read(&mut byte)? == 0 || byte[0] == 0 {
@@ -39,7 +51,7 @@ pub fn run(duration: Duration, work_ns: u64, stop: impl Fn() -> bool + Sync) -> 
 mod tests {
     #[test]
     fn the_pair_exchanges_and_stops() {
-        let n = super::run(std::time::Duration::from_millis(50), 10_000, || false).unwrap();
+        let n = super::run(std::time::Duration::from_millis(50), 10_000, None, || false).unwrap();
         assert!(n > 10, "only {n} round trips in 50 ms");
     }
 }

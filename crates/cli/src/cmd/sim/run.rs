@@ -5,7 +5,7 @@ use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use anyhow::{bail, Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
-use schedlab_sim::engine::SimConfig;
+use schedlab_sim::engine::{SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
 use serde_json::json;
@@ -53,9 +53,12 @@ pub struct RunArgs {
     /// Context-switch cost, paid when a CPU switches to a different task (default 0).
     #[arg(long, default_value = "0")]
     switch_cost: String,
-    /// How long a woken task takes to start: on an idle CPU, then on a CPU it pre-empts (e.g.
-    /// `10us,7us`; one value for both). `schedlab validate` measures this machine's (default 0).
-    #[arg(long, value_name = "IDLE[,PREEMPT]", default_value = "0")]
+    /// How long wake-ups take to act, up to five values: a timer wake-up onto an idle CPU (the
+    /// task starts that much later), one that pre-empts (the running task runs on that much),
+    /// a task's wake-up of a task that pre-empts it, a task's wake-up onto another idle CPU,
+    /// and onto another CPU whose task it pre-empts (e.g. `8us,6us,3us,50us,20us`; one value
+    /// for all; missing ones are 0). `schedlab validate` measures this machine's (default 0).
+    #[arg(long, value_name = "IDLE[,PREEMPT[,TASK[,REMOTE_IDLE[,REMOTE_PREEMPT]]]]", default_value = "0")]
     wake_delay: String,
     /// Stop at this virtual time (unfinished tasks show no finish).
     #[arg(long)]
@@ -103,10 +106,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         bail!("--cpus {cpus}: must be 1..=1024");
     }
     w.check_cpus(cpus).context("workload does not fit --cpus")?;
-    let (wake_idle_delay, wake_preempt_delay) = match a.wake_delay.split_once(',') {
-        Some((idle, preempt)) => (time_arg("wake-delay", idle)?, time_arg("wake-delay", preempt)?),
-        None => (time_arg("wake-delay", &a.wake_delay)?, time_arg("wake-delay", &a.wake_delay)?),
-    };
+    let wake = wake_delays(&a.wake_delay)?;
     let cfg = SimConfig {
         cpus,
         switch_cost: time_arg("switch-cost", &a.switch_cost)?,
@@ -116,8 +116,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         task_results: true,
         check_invariants: false,
         tick: None,
-        wake_idle_delay,
-        wake_preempt_delay,
+        wake,
     };
     if let Some(p) = &a.save_workload {
         std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
@@ -125,7 +124,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let results = compare::run_all(&w, &specs, &cfg, a.per_cpu, tick)?;
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
     s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
-        "switch_cost_ns": cfg.switch_cost, "wake_idle_delay_ns": cfg.wake_idle_delay, "wake_preempt_delay_ns": cfg.wake_preempt_delay, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
+        "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
@@ -160,4 +159,17 @@ fn tick_choice(a: &RunArgs, host_hz: Option<u32>) -> Result<TickChoice> {
             Ok(TickChoice::ForLinux(host_hz.map(|hz| 1_000_000_000 / hz as u64)))
         }
     }
+}
+
+/// `--wake-delay`: one value for every delay, or up to five in order (missing ones 0).
+fn wake_delays(text: &str) -> Result<WakeDelays> {
+    let v: Vec<u64> = text.split(',').map(|x| time_arg("wake-delay", x.trim())).collect::<Result<_>>()?;
+    if v.len() > 5 {
+        bail!("--wake-delay '{text}': at most five values (idle, preempt, task, remote idle, remote preempt)");
+    }
+    if let [one] = v[..] {
+        return Ok(WakeDelays { idle: one, preempt: one, task_preempt: one, remote_idle: one, remote_preempt: one });
+    }
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Ok(WakeDelays { idle: at(0), preempt: at(1), task_preempt: at(2), remote_idle: at(3), remote_preempt: at(4) })
 }

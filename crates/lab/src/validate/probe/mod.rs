@@ -6,7 +6,9 @@
 //! (4 ms at HZ=250); ended exactly, one base slice (1.4 ms on two CPUs). A program that makes
 //! system calls while it computes has its slice ended at the first one after expiry whatever
 //! this says (each runs `update_curr()`). This is a calibration of the model's structure,
-//! measured apart from the cases it is judged on.
+//! measured apart from the cases it is judged on. The wake-up path's costs are [`wake`]'s.
+
+pub mod wake;
 
 use crate::trace::live::{self, LiveTask};
 use anyhow::{Context, Result};
@@ -68,55 +70,12 @@ pub fn median_run(tl: &Timeline, pids: &[i32], cpu: usize) -> (usize, u64) {
     (lens.len(), lens.get(lens.len() / 2).copied().unwrap_or(0))
 }
 
-/// Run the probe on `cpu` for `span`.
-pub fn slice_end(exe: &Path, cpu: usize, tick_ns: Option<u64>, span: Duration) -> Result<SliceProbe> {
-    let hog = |name: &str| workload(exe, name, &["--ms", "inf"], SchedParams::other_nice(0), cpu);
-    let run = live::run(&[hog("probe-a"), hog("probe-b")], span, &|_| {}).context("the slice probe")?;
-    let (tl, _) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
-    let (runs, median_run_ns) = median_run(&tl, &run.pids, cpu);
-    anyhow::ensure!(runs >= 10, "the slice probe saw only {runs} runs of its two hogs on CPU {cpu}");
-    let exact = tick_ns.is_none_or(|t| median_run_ns < t / 2);
-    Ok(SliceProbe { cpu, runs, median_run_ns, tick_ns, exact })
-}
-
-/// The wake-up path's own cost on this machine, which no scheduling model derives: how long after
-/// its wake-up a task starts on an idle CPU (idle exit, the IPI or timer interrupt, the switch),
-/// and when it pre-empts a running task at once (the interrupt's return, `schedule()`, the
-/// switch). Measured with a SCHED_OTHER sleeper alone on the CPU and a SCHED_FIFO sleeper
-/// beside a SCHED_OTHER hog (every FIFO wake-up pre-empts), 0.2 ms of work every 2 ms. A
-/// calibration: the models are given these two delays; whether a wake-up pre-empts or waits is
-/// still theirs to predict.
-#[derive(Debug, Clone, Serialize)]
-pub struct WakeProbe {
-    /// Where the idle and the pre-empting wake-ups were measured.
-    pub idle_cpu: usize,
-    pub cpu: usize,
-    pub idle_samples: usize,
-    pub idle_p50_ns: u64,
-    pub preempt_samples: usize,
-    pub preempt_p50_ns: u64,
-}
-
-impl WakeProbe {
-    pub fn sentence(&self) -> String {
-        format!(
-            "Wake-up path: {:.0} µs onto an idle CPU (CPU {}, p50 of {}), {:.0} µs when pre-empting (CPU {}, p50 of \
-             {}); every model is given these two delays (a calibration).",
-            self.idle_p50_ns as f64 / 1e3,
-            self.idle_cpu,
-            self.idle_samples,
-            self.preempt_p50_ns as f64 / 1e3,
-            self.cpu,
-            self.preempt_samples
-        )
-    }
-}
-
-fn workload(exe: &Path, name: &str, args: &[&str], sched: SchedParams, cpu: usize) -> LiveTask {
+/// A probe's task: `schedlab workload <what> --stopped-start ARGS…` pinned to `cpu`.
+fn workload(exe: &Path, name: &str, what: &str, args: &[&str], sched: SchedParams, cpu: usize) -> LiveTask {
     LiveTask {
         name: name.into(),
-        argv: std::iter::once(exe.display().to_string())
-            .chain(["workload", "bursts", "--stopped-start"].map(String::from))
+        argv: [exe.display().to_string(), "workload".into(), what.into(), "--stopped-start".into()]
+            .into_iter()
             .chain(args.iter().map(|a| a.to_string()))
             .collect(),
         sched,
@@ -126,48 +85,15 @@ fn workload(exe: &Path, name: &str, args: &[&str], sched: SchedParams, cpu: usiz
     }
 }
 
-/// Wake-up latencies (sorted) of `pid`, first starts left out.
-fn wake_latencies(tl: &Timeline, pid: i32) -> Vec<u64> {
-    let mut v: Vec<u64> =
-        tl.tasks.get(&pid).map_or(vec![], |t| t.wakes.iter().filter(|w| !w.new_task).map(|w| w.latency()).collect());
-    v.sort_unstable();
-    v
-}
-
-/// Run the idle probe on `idle_cpu` and the pre-empting one on `cpu`, each for `span`. Some
-/// hosts lose switches out of idle (this VM's CPU 1 never shows one, its CPU 0 most), which
-/// leaves no wake-up to measure there: give a CPU that records them.
-pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Result<WakeProbe> {
-    let repeat = (span.as_secs_f64() / 2.2e-3).ceil() as u64 + 10;
-    let sleeper_args = ["--ms", "0.2,2", "--repeat", &repeat.to_string()].map(String::from);
-    let sleeper_args: Vec<&str> = sleeper_args.iter().map(String::as_str).collect();
-    let alone = [workload(exe, "sleeper", &sleeper_args, SchedParams::other_nice(0), idle_cpu)];
-    let run = live::run(&alone, span, &|_| {}).context("the idle wake-up probe")?;
+/// Run the probe on `cpu` for `span`.
+pub fn slice_end(exe: &Path, cpu: usize, tick_ns: Option<u64>, span: Duration) -> Result<SliceProbe> {
+    let hog = |name: &str| workload(exe, name, "bursts", &["--ms", "inf"], SchedParams::other_nice(0), cpu);
+    let run = live::run(&[hog("probe-a"), hog("probe-b")], span, &|_| {}).context("the slice probe")?;
     let (tl, _) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
-    let idle = wake_latencies(&tl, run.pids[0]);
-    let fifo = SchedParams::new(schedlab_os::sched::LinuxPolicy::Fifo, 10);
-    let beside = [
-        workload(exe, "fifo-sleeper", &sleeper_args, fifo, cpu),
-        workload(exe, "hog", &["--ms", "inf"], SchedParams::other_nice(0), cpu),
-    ];
-    let run = live::run(&beside, span, &|_| {}).context("the pre-empting wake-up probe")?;
-    let (tl, _) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
-    let preempt = wake_latencies(&tl, run.pids[0]);
-    anyhow::ensure!(
-        idle.len() >= 20 && preempt.len() >= 20,
-        "the wake-up probes saw too few wake-ups ({} idle, {} pre-empting)",
-        idle.len(),
-        preempt.len()
-    );
-    let p50 = |v: &[u64]| schedlab_trace::compare::percentile(v, 50.0).unwrap_or(0);
-    Ok(WakeProbe {
-        idle_cpu,
-        cpu,
-        idle_samples: idle.len(),
-        idle_p50_ns: p50(&idle),
-        preempt_samples: preempt.len(),
-        preempt_p50_ns: p50(&preempt),
-    })
+    let (runs, median_run_ns) = median_run(&tl, &run.pids, cpu);
+    anyhow::ensure!(runs >= 10, "the slice probe saw only {runs} runs of its two hogs on CPU {cpu}");
+    let exact = tick_ns.is_none_or(|t| median_run_ns < t / 2);
+    Ok(SliceProbe { cpu, runs, median_run_ns, tick_ns, exact })
 }
 
 #[cfg(test)]

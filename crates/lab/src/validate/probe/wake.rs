@@ -1,0 +1,185 @@
+//! The wake-up path's own cost on this machine, which no scheduling model derives: how long
+//! after its wake-up a task starts, by where the wake-up comes from and where the task runs.
+//! Each is the median latency (sched_waking to switch-in) of a small live probe:
+//!
+//! - **idle**: a SCHED_OTHER sleeper alone on a CPU (0.2 ms of work every 2 ms): a timer
+//!   wakes it on an idle CPU (idle exit, the interrupt, the switch);
+//! - **preempt**: the same sleeper at SCHED_FIFO beside a SCHED_OTHER hog: every timer
+//!   wake-up pre-empts the hog;
+//! - **task_preempt**: a ping-pong pair on one CPU (50 µs of work per message): the wake-ups
+//!   after which the woken thread pre-empts its waker (the waker is switched out runnable at
+//!   that switch-in; it first returns from its write). The pair also wakes each other when a
+//!   read frees room in the socket (a wake-up that finds nothing to read); those that do not
+//!   pre-empt are left out;
+//! - **remote_idle**: the pair split over two CPUs: each message wakes a thread on the other,
+//!   idle CPU (an inter-processor interrupt and the CPU leaving idle);
+//! - **remote_preempt**: the pair at SCHED_FIFO split over two CPUs with a SCHED_OTHER hog on
+//!   the woken thread's CPU, which it pre-empts.
+//!
+//! A calibration: every model is given these delays ([`schedlab_sim::engine::WakeDelays`]);
+//! whether a wake-up pre-empts or waits, and where the task runs, is still the model's to
+//! predict.
+
+use super::workload;
+use crate::trace::live;
+use anyhow::{Context, Result};
+use schedlab_os::sched::{LinuxPolicy, SchedParams};
+use schedlab_sim::engine::WakeDelays;
+use schedlab_trace::{Pid, Timeline};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// One probe's result.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Delay {
+    /// The CPU the woken task ran on.
+    pub cpu: usize,
+    pub samples: usize,
+    pub p50_ns: u64,
+}
+
+/// Every probe's result (the remote ones need a second CPU).
+#[derive(Debug, Clone, Serialize)]
+pub struct WakeProbe {
+    pub idle: Delay,
+    pub preempt: Delay,
+    pub task_preempt: Delay,
+    pub remote_idle: Option<Delay>,
+    pub remote_preempt: Option<Delay>,
+}
+
+impl WakeProbe {
+    /// The delays a model is given.
+    pub fn delays(&self) -> WakeDelays {
+        WakeDelays {
+            idle: self.idle.p50_ns,
+            preempt: self.preempt.p50_ns,
+            task_preempt: self.task_preempt.p50_ns,
+            remote_idle: self.remote_idle.map_or(0, |d| d.p50_ns),
+            remote_preempt: self.remote_preempt.map_or(0, |d| d.p50_ns),
+        }
+    }
+
+    pub fn sentence(&self) -> String {
+        let us = |d: &Delay| format!("{:.0} µs (CPU {}, p50 of {})", d.p50_ns as f64 / 1e3, d.cpu, d.samples);
+        let remote = match (&self.remote_idle, &self.remote_preempt) {
+            (Some(i), Some(p)) => {
+                format!(", from a task on another CPU {} onto an idle CPU and {} pre-empting", us(i), us(p))
+            }
+            _ => String::new(),
+        };
+        format!(
+            "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts; a task's wake-up of a \
+             task that pre-empts it takes {}{remote}; every model is given these delays (a calibration).",
+            us(&self.idle),
+            us(&self.preempt),
+            us(&self.task_preempt)
+        )
+    }
+}
+
+/// Which wake-ups a probe measures.
+#[derive(Clone, Copy)]
+struct Kind {
+    /// Given from task context (else by a timer or device).
+    from_task: bool,
+    /// Only those whose switch-in pre-empted another task (switched out runnable then).
+    preempting: bool,
+}
+
+/// Wake-up latencies (sorted) of `pid` of `kind`, first starts left out.
+fn latencies(tl: &Timeline, pid: Pid, kind: Kind) -> Vec<u64> {
+    let Some(t) = tl.tasks.get(&pid) else { return Vec::new() };
+    let preempted_at = |at: u64, cpu: usize| {
+        tl.tasks.values().any(|u| {
+            u.pid != pid
+                && u.waiting.iter().any(|s| s.start == at)
+                && u.runs.iter().any(|r| r.end == at && r.cpu == cpu)
+        })
+    };
+    let mut v: Vec<u64> = t
+        .wakes
+        .iter()
+        .filter(|w| !w.new_task)
+        .filter(|w| t.blocked.iter().any(|b| b.end == w.woken && b.woken_by.is_some() == kind.from_task))
+        .filter(|w| !kind.preempting || preempted_at(w.ran, w.cpu))
+        .map(|w| w.latency())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Run `tasks` for `span` and measure the wake-ups of the task `which` picks among the first
+/// task's process and threads (`threads[i]` is the i-th of them by pid).
+fn measure(
+    tasks: &[live::LiveTask],
+    span: Duration,
+    what: &str,
+    kind: Kind,
+    which: impl Fn(&[Pid]) -> Option<Pid>,
+    cpu: usize,
+) -> Result<Delay> {
+    let run = live::run(tasks, span, &|_| {}).with_context(|| format!("the {what} wake-up probe"))?;
+    let (tl, _) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
+    let mut family = tl.descendants(run.pids[0]);
+    family.sort_unstable();
+    let pid = which(&family).with_context(|| format!("the {what} probe's task is not in its trace"))?;
+    let lat = latencies(&tl, pid, kind);
+    anyhow::ensure!(lat.len() >= 20, "the {what} wake-up probe saw only {} wake-ups", lat.len());
+    let p50_ns = schedlab_trace::compare::percentile(&lat, 50.0).unwrap_or(0);
+    Ok(Delay { cpu, samples: lat.len(), p50_ns })
+}
+
+/// Run every probe, each for `span`: the timer ones and the one-CPU pair on `cpu`, the idle one
+/// and the woken side of the split pair on `idle_cpu` (some hosts lose switches out of idle on
+/// some CPUs — this VM's CPU 1 never shows one — which leaves nothing to measure there: give a
+/// CPU that records them). With `idle_cpu == cpu` the remote probes are left out.
+pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Result<WakeProbe> {
+    let repeat = ((span.as_secs_f64() / 2.2e-3).ceil() as u64 + 10).to_string();
+    let sleeper = ["--ms", "0.2,2", "--repeat", repeat.as_str()];
+    let other = SchedParams::other_nice(0);
+    let fifo = SchedParams::new(LinuxPolicy::Fifo, 10);
+    let first = |f: &[Pid]| f.first().copied();
+    let timer = Kind { from_task: false, preempting: false };
+    let task = Kind { from_task: true, preempting: false };
+    let idle = measure(
+        &[workload(exe, "sleeper", "bursts", &sleeper, other, idle_cpu)],
+        span,
+        "idle",
+        timer,
+        first,
+        idle_cpu,
+    )?;
+    let beside = [
+        workload(exe, "fifo-sleeper", "bursts", &sleeper, fifo, cpu),
+        workload(exe, "hog", "bursts", &["--ms", "inf"], other, cpu),
+    ];
+    let preempt = measure(&beside, span, "pre-empting", timer, first, cpu)?;
+    let for_ms = format!("{}ms", span.as_millis() + 1000);
+    let pair = ["--for", for_ms.as_str(), "--work", "50us"];
+    // The pong thread (the process's second task) is woken by ping's writes.
+    let pong = |f: &[Pid]| f.get(1).copied();
+    let pair_alone = [workload(exe, "pingpong", "pingpong", &pair, other, cpu)];
+    let preempting = Kind { from_task: true, preempting: true };
+    let task_preempt = measure(&pair_alone, span, "task pre-empting", preempting, pong, cpu)?;
+    if idle_cpu == cpu {
+        return Ok(WakeProbe { idle, preempt, task_preempt, remote_idle: None, remote_preempt: None });
+    }
+    let split = format!("{cpu},{idle_cpu}");
+    let split_pair = ["--for", for_ms.as_str(), "--work", "50us", "--split", split.as_str()];
+    let both = |p: SchedParams| live::LiveTask {
+        cpus: Some(vec![idle_cpu, cpu]),
+        ..workload(exe, "pingpong", "pingpong", &split_pair, p, cpu)
+    };
+    let remote_idle = measure(&[both(other)], span, "remote idle", task, pong, idle_cpu)?;
+    let remote_preempt = measure(
+        &[both(fifo), workload(exe, "hog", "bursts", &["--ms", "inf"], other, idle_cpu)],
+        span,
+        "remote pre-empting",
+        task,
+        pong,
+        idle_cpu,
+    )?;
+    Ok(WakeProbe { idle, preempt, task_preempt, remote_idle: Some(remote_idle), remote_preempt: Some(remote_preempt) })
+}
