@@ -22,6 +22,11 @@
 //!    ending) says when with [`Policy::next_timer`]; at that time the host calls
 //!    [`Policy::timer`], picks for idle CPUs and asks [`Policy::preempt_current`] for running
 //!    tasks. Hosts that never call these see the behaviour of a policy without timers.
+//! 9. A policy that keeps a run queue per CPU itself (Linux's `struct rq`) learns the CPU count
+//!    from [`Policy::set_cpus`], and after each enqueue says with [`Policy::placed_on`] where
+//!    the task went: only that CPU's running task may be pre-empted by it, and only that CPU
+//!    picks it (until the policy moves it). It may leave a CPU idle while another's queue holds
+//!    a task ([`Policy::work_conserving`] is false), as Linux does until it balances.
 //!
 //! Policies request things of the host only through return values — never callbacks.
 
@@ -91,6 +96,11 @@ pub struct TaskView<'a> {
     pub class: Option<&'a str>,
     /// CPUs the task may run on (None = any).
     pub affinity: Option<&'a [CpuId]>,
+    /// For a task being woken: the CPU of the task that woke it (a pipe write, a futex wake),
+    /// or None for a timer or device.
+    pub waker_cpu: Option<CpuId>,
+    /// For a new task: the CPU the workload starts it on, if it says (`TaskSpec::start_cpu`).
+    pub start_cpu: Option<CpuId>,
 }
 
 impl TaskView<'_> {
@@ -208,6 +218,25 @@ pub trait Policy: Send {
     fn requeue(&mut self, task: &TaskView, now: Time) {
         self.dequeue(task.id);
         self.enqueue(task, EnqueueReason::Restored, now);
+    }
+
+    /// The number of CPUs of the run, told once before it (with one global queue). The default
+    /// ignores it.
+    fn set_cpus(&mut self, cpus: usize) {
+        let _ = cpus;
+    }
+
+    /// For a policy with a run queue per CPU: the CPU whose queue `task`, just enqueued, went to.
+    /// None (the default): whichever CPU picks it.
+    fn placed_on(&self, task: TaskId) -> Option<CpuId> {
+        let _ = task;
+        None
+    }
+
+    /// False if a CPU may stay idle while a task allowed on it waits in another CPU's queue
+    /// (until the policy balances): the host's idle check then does not count such instants.
+    fn work_conserving(&self) -> bool {
+        true
     }
 
     /// Simulate `workload` with this policy as the one global run queue (what

@@ -130,6 +130,9 @@ pub struct TaskSpec {
     pub until_woken: Vec<usize>,
     /// Where it reads its own CPU clock, ordered by (burst, at): an expired slice ends there.
     pub runtime_reads: Vec<BurstPoint>,
+    /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
+    /// that was already there: where the trace first shows it). None: the policy places it.
+    pub start_cpu: Option<CpuId>,
 }
 
 impl TaskSpec {
@@ -181,6 +184,8 @@ struct RawTask {
     until_woken: Vec<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     runtime_reads: Vec<RawPoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    start_cpu: Option<CpuId>,
 }
 
 fn one() -> i64 {
@@ -276,6 +281,9 @@ impl Workload {
     /// Check that the workload fits `cpus` CPUs (affinity names existing CPUs).
     pub fn check_cpus(&self, cpus: usize) -> Result<(), WorkloadError> {
         for (i, t) in self.tasks.iter().enumerate() {
+            if let Some(c) = t.start_cpu.filter(|&c| c >= cpus) {
+                return Err(err(format!("tasks[{i}].start_cpu"), format!("CPU {c} does not exist (cpus = {cpus})")));
+            }
             if let Some(a) = &t.affinity {
                 if let Some(bad) = a.iter().find(|&&x| x >= cpus) {
                     return Err(err(
@@ -355,6 +363,11 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             ));
         }
     }
+    if let (Some(c), Some(n)) = (t.start_cpu, cpus) {
+        if c >= n {
+            return Err(err(f("start_cpu"), format!("CPU {c} does not exist (cpus = {n})")));
+        }
+    }
     let n_io = bursts.len() / 2;
     let mut wakes = Vec::with_capacity(t.wakes.len());
     for (k, w) in t.wakes.iter().enumerate() {
@@ -425,6 +438,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         wakes,
         until_woken: t.until_woken,
         runtime_reads,
+        start_cpu: t.start_cpu,
     })
 }
 
@@ -492,6 +506,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         wakes: t.wakes.iter().map(|w| RawWakeUp { burst: w.burst, at: ns_to_ms(w.at), task: w.task }).collect(),
         until_woken: t.until_woken.clone(),
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
+        start_cpu: t.start_cpu,
     }
 }
 

@@ -76,6 +76,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 wakes: Vec::new(),
                 until_woken: Vec::new(),
                 runtime_reads: Vec::new(),
+                start_cpu: None,
             }
         })
 }

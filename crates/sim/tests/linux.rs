@@ -191,3 +191,25 @@ fn the_spec_names_what_differs_and_is_tick_driven() {
     assert!(by_spec("linux").unwrap().tick_driven());
     assert!(!by_spec("cfs").unwrap().tick_driven());
 }
+
+/// Four hogs at nice -5, 0, 0 and 5 on two CPUs: the load balancer evens the load averages
+/// (PELT), so the nice -5 hog (weight 3121) ends up alone and the others (1024 + 1024 + 335)
+/// share the other CPU — the 50/21/21/7 split the kernel gives (docs/validate.md).
+#[test]
+fn load_balancing_evens_the_weights_over_two_cpus() {
+    let hog = |name: &str, nice: i32| TaskSpec { nice, ..TaskSpec::cpu(name, 0, 3_000 * MS) };
+    let w = Workload { cpus: Some(2), tasks: vec![hog("n-5", -5), hog("n5", 5), hog("n0-a", 0), hog("n0-b", 0)] };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(2_000 * MS), ..SimConfig::default() };
+    let r = run(&w, "linux", cfg);
+    let late: Vec<&schedlab_sim::engine::Slice> = r.slices.iter().filter(|s| s.start >= 1_000 * MS).collect();
+    let cpu_of = |t: usize| -> Vec<usize> {
+        let mut v: Vec<usize> = late.iter().filter(|s| s.task == t).map(|s| s.cpu).collect();
+        v.dedup();
+        v
+    };
+    let alone = cpu_of(0);
+    assert_eq!(alone.len(), 1, "the nice -5 hog stays on one CPU: {alone:?}");
+    for t in 1..4 {
+        assert_eq!(cpu_of(t), vec![1 - alone[0]], "task {t} shares the other CPU");
+    }
+}

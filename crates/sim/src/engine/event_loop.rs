@@ -383,6 +383,17 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         if !self.queues[q].may_preempt() {
             return;
         }
+        if !LEAN && self.queues.len() == 1 {
+            if let Some(c) = self.queues[0].placed_on(t) {
+                // The policy put it in CPU c's queue: c picks it if idle, else it may pre-empt c.
+                if let Some(r) = self.cpus[c].running {
+                    if self.queues[0].preempts(t, r, now) {
+                        self.preempt_cpu(t, c);
+                    }
+                }
+                return;
+            }
+        }
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
         if (0..self.cpu_count()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
             return;
@@ -390,7 +401,14 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let victim = (0..self.cpu_count()).find(|&c| {
             serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
         });
-        let Some(c) = victim else { return };
+        if let Some(c) = victim {
+            self.preempt_cpu(t, c);
+        }
+    }
+
+    /// `t`, woken now, pre-empts the task running on `c`: at once, or after the wake-up delay.
+    fn preempt_cpu(&mut self, t: TaskId, c: CpuId) {
+        let now = self.now;
         let delay = self.preempt_delay(t, c);
         if delay == 0 {
             let r = self.cpus[c].running.expect("running");
@@ -846,6 +864,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     }
 
     fn check_idle(&mut self) {
+        if self.queues.len() == 1 && !self.queues[0].work_conserving() {
+            return;
+        }
         for c in 0..self.cpus.len() {
             if self.cpus[c].running.is_some() {
                 continue;
@@ -983,6 +1004,8 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         remaining: Some(ts.remaining),
         class: spec.class.as_deref(),
         affinity: spec.affinity.as_deref(),
+        waker_cpu: (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId),
+        start_cpu: spec.start_cpu,
     }
 }
 

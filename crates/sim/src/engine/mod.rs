@@ -176,8 +176,10 @@ pub fn simulate_per_cpu(workload: &Workload, policies: &mut [Box<dyn Policy>], c
 fn run<P: Policy + ?Sized>(w: &Workload, mut queues: Vec<&mut P>, cfg: &SimConfig, name: String) -> SimResult {
     assert!(cfg.cpus >= 1, "at least one CPU");
     assert!(cfg.tick != Some(0), "a tick of 0 ns");
+    let global = queues.len() == 1;
     for q in &mut queues {
         q.set_tick(cfg.tick);
+        q.set_cpus(if global { cfg.cpus } else { 1 });
     }
     let scan = event_loop::scan_specs(&w.tasks);
     if event_loop::can_run_lean(cfg, &queues, &scan) {

@@ -260,6 +260,18 @@ impl<K: Ord + Copy + Default> KeyQueue<K> {
         true
     }
 
+    /// Is `t` queued?
+    pub fn contains(&self, t: TaskId) -> bool {
+        self.entry.get_ref(t).copied().flatten().is_some()
+    }
+
+    /// The queued tasks, in queue order (key, then place among equals).
+    pub fn members(&self) -> Vec<TaskId> {
+        let mut v: Vec<&(K, i64, TaskId)> = self.heap.iter().map(|Reverse(e)| e).filter(|e| self.live(e)).collect();
+        v.sort();
+        v.into_iter().map(|e| e.2).collect()
+    }
+
     /// Take `t` out of the queue; its key if it was queued.
     pub fn remove(&mut self, t: TaskId) -> Option<K> {
         let (k, _) = self.entry.get_ref(t).copied().flatten()?;

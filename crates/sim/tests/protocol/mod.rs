@@ -127,4 +127,16 @@ impl Policy for Checked {
     fn throttled(&self, task: usize) -> bool {
         self.inner.throttled(task)
     }
+
+    fn set_cpus(&mut self, cpus: usize) {
+        self.inner.set_cpus(cpus);
+    }
+
+    fn placed_on(&self, task: usize) -> Option<usize> {
+        self.inner.placed_on(task)
+    }
+
+    fn work_conserving(&self) -> bool {
+        self.inner.work_conserving()
+    }
 }

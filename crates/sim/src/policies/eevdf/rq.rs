@@ -145,6 +145,9 @@ pub struct Entity {
     exec_start: Time,
     /// `update_curr()` asked for a reschedule (slice used up or protection over).
     resched: bool,
+    /// Adopted from another CPU's queue ([`FairRq::adopt`]): its lag and relative deadline
+    /// came with it and are used when it is enqueued as migrated.
+    carried: bool,
 }
 
 /// An entity that is not on the queue.
@@ -163,6 +166,7 @@ const OFF: Entity = Entity {
     cpu: 0,
     exec_start: 0,
     resched: false,
+    carried: false,
 };
 
 /// A wrong variant of the model, for tests that must catch it.
@@ -589,11 +593,13 @@ impl FairRq {
                     }
                     None => e.custom_slice = false,
                 }
-                if matches!(why, EnqueueReason::New | EnqueueReason::Migrated) {
-                    // A new task has no lag; one from another CPU's instance brings none here.
+                if why == EnqueueReason::New || (why == EnqueueReason::Migrated && !e.carried) {
+                    // A new task has no lag; one from another CPU's instance brings none here
+                    // unless its entity was handed over with it (`adopt`).
                     e.vlag = 0;
                     e.rel_deadline = false;
                 }
+                e.carried = false;
                 self.enqueue_entity(t, now, why == EnqueueReason::New);
                 if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
                     self.last_wakee = Some(t);
@@ -603,6 +609,35 @@ impl FairRq {
                 debug_assert!(false, "enqueue of task {t} that is already {:?}", e.state);
             }
         }
+    }
+
+    /// Hand `t`'s entity to another CPU's queue ([`FairRq::adopt`]): it must be off this queue
+    /// (dequeued, or blocked and not delayed); its saved lag and relative deadline go with it, as
+    /// `se->vlag` and the relative deadline go with a migrating task in the kernel.
+    pub fn take(&mut self, t: TaskId) -> Entity {
+        let e = *self.e(t);
+        debug_assert_eq!(e.state, State::Off, "take of task {t} still on the queue");
+        *self.se.get_mut(t) = OFF;
+        e
+    }
+
+    /// Receive an entity from another CPU's queue ([`FairRq::take`]); the next enqueue as
+    /// `Migrated` places it with its lag (and relative deadline) on this queue's average.
+    pub fn adopt(&mut self, t: TaskId, e: Entity) {
+        let s = self.se.get_mut(t);
+        *s = Entity { state: State::Off, delayed: false, carried: true, ..e };
+    }
+
+    /// Is `t` blocked but still queued (DELAY_DEQUEUE)?
+    pub fn is_delayed(&self, t: TaskId) -> bool {
+        let e = self.e(t);
+        e.state == State::Queued && e.delayed
+    }
+
+    /// Is `t` waiting in this queue (runnable, not running, not delayed)?
+    pub fn is_waiting(&self, t: TaskId) -> bool {
+        let e = self.e(t);
+        (e.state == State::Queued && !e.delayed) || e.state == State::Held
     }
 
     /// The owner woke a task of another class: a later pre-emption is not a fair wake-up's.

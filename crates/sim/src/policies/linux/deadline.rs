@@ -250,6 +250,29 @@ impl DeadlineRq {
         *self.se.get_mut(t) = DlEntity::default();
     }
 
+    /// Hand `t` (dequeued) to another CPU's queue, with its server state.
+    pub fn take(&mut self, t: TaskId) -> DlEntity {
+        self.dequeue(t);
+        std::mem::take(self.se.get_mut(t))
+    }
+
+    /// Receive a task from another CPU's queue ([`DeadlineRq::take`]); enqueue it next.
+    pub fn adopt(&mut self, t: TaskId, e: DlEntity) {
+        *self.se.get_mut(t) = DlEntity { queued: false, ..e };
+    }
+
+    /// Ready (not throttled) waiting tasks, earliest deadline first.
+    pub fn ready_tasks(&self) -> Vec<TaskId> {
+        let mut v = self.ready.members();
+        v.sort_by_key(|&t| self.deadline_of(t));
+        v
+    }
+
+    /// Tasks whose replenishment is due by `now` (for [`DeadlineRq::timer`]'s caller to push).
+    pub fn due(&self, now: Time) -> Vec<TaskId> {
+        self.throttled.iter().copied().filter(|&t| self.se.get(t).replenish_at <= now).collect()
+    }
+
     /// `dl_entity_preempt()`: does the queued `woken` pre-empt the running `running`?
     pub fn preempts(&self, woken: TaskId, running: TaskId) -> bool {
         let (w, r) = (self.se.get(woken), self.se.get(running));

@@ -20,24 +20,34 @@
 //! parameter of `eevdf` for the fair class. [`deadline::admission`] is the admission test
 //! `sched_setattr()` applies, for callers to run before a simulation.
 //!
-//! Not modelled: the stop class, load balancing and push/pull between per-CPU queues (the
-//! engine's global queue stands in; with per-CPU queues each CPU's instance has its own
-//! classes), priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
+//! With more than one CPU there is a run queue per CPU ([`cpu`]), as in the kernel, and the
+//! SMP mechanisms that move tasks between them ([`smp`]): where a waking or new task goes
+//! (`select_task_rq()` of each class), load tracking (PELT, [`pelt`]), the fair class's load
+//! balancing (periodic, when a CPU goes idle, and for idle CPUs from a busy CPU's tick),
+//! active balancing, and the push and pull of RT and deadline tasks. A fair task's lag and
+//! relative deadline go with it when it moves.
+//!
+//! Not modelled: the stop class, task groups (autogroup: every task is in one group here),
+//! priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
 //! inheritance ranks priorities the other way, so this policy ignores it), SCHED_DEADLINE's
 //! bandwidth reclaiming (GRUB, off by default), the fair server's exact timing (see
-//! [`bandwidth`]), `sched_yield()`.
+//! [`bandwidth`]), `sched_yield()`, NUMA and SMT domains (one domain of all CPUs sharing a
+//! cache), the cost of balancing.
 
 pub mod bandwidth;
+pub mod cpu;
 pub mod deadline;
+pub mod pelt;
 pub mod rt;
+pub mod smp;
 
 use super::common::PerTask;
-use super::eevdf::{self, FairRq, Features};
+use super::eevdf::{self, Features};
 use super::spec::{ms, Params, SpecError};
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
 use bandwidth::RtBandwidth;
-use deadline::DeadlineRq;
-use rt::RtRq;
+use cpu::CpuRq;
+use smp::Smp;
 
 /// A task's scheduling class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -125,20 +135,20 @@ impl LinuxParams {
     }
 }
 
-/// Linux 6.18's classes over one run queue per instance.
+/// Linux 6.18's classes, one run queue per CPU.
 #[derive(Debug, Clone)]
 pub struct Linux {
     params: LinuxParams,
     label: String,
     class: PerTask<Class>,
-    /// The CPU a task was last picked on.
-    cpu_of: PerTask<CpuId>,
-    dl: DeadlineRq,
-    rt: RtRq,
-    fair: FairRq,
+    /// The CPU whose queue a task is on, or was on last.
+    task_cpu: PerTask<CpuId>,
+    rqs: Vec<CpuRq>,
     bw: RtBandwidth,
-    /// Ready deadline tasks already promised a CPU by `preempt_current` since the last timer.
-    promised: usize,
+    /// Placement, load tracking and balancing (more than one CPU).
+    smp: Option<Smp>,
+    /// The latest time the policy was told of.
+    now: Time,
 }
 
 impl Linux {
@@ -146,29 +156,65 @@ impl Linux {
         Linux {
             label: params.label(),
             class: PerTask::default(),
-            cpu_of: PerTask::default(),
-            dl: DeadlineRq::default(),
-            rt: RtRq::new(params.rr_quantum),
-            fair: FairRq::new(params.fair.clone()),
+            task_cpu: PerTask::default(),
+            rqs: vec![CpuRq::new(0, &params)],
             bw: RtBandwidth::new(params.rt_runtime, params.rt_period),
-            promised: 0,
+            smp: None,
+            now: 0,
             params,
         }
     }
 
-    /// The fair class's run queue (for inspection).
-    pub fn fair(&self) -> &FairRq {
-        &self.fair
+    /// CPU `cpu`'s run queue (for inspection; with one CPU every CPU id names the one queue).
+    pub fn rq(&self, cpu: CpuId) -> &CpuRq {
+        &self.rqs[self.rq_index(cpu)]
     }
 
-    /// The deadline class's run queue (for inspection).
-    pub fn deadline(&self) -> &DeadlineRq {
-        &self.dl
+    /// The fair class's run queue of the first CPU (for inspection).
+    pub fn fair(&self) -> &super::eevdf::FairRq {
+        &self.rqs[0].fair
     }
 
-    /// Fair tasks go before RT ones on `cpu`: its RT budget is spent and a fair task waits.
-    fn rt_held_back(&self, cpu: CpuId, now: Time) -> bool {
-        self.params.rt_throttle && self.fair.queued() > 0 && (self.bw.throttled(cpu) || self.bw.exhausted(cpu, now))
+    /// The deadline class's run queue of the first CPU (for inspection).
+    pub fn deadline(&self) -> &deadline::DeadlineRq {
+        &self.rqs[0].dl
+    }
+
+    #[inline]
+    fn rq_index(&self, cpu: CpuId) -> usize {
+        if self.rqs.len() == 1 {
+            0
+        } else {
+            cpu
+        }
+    }
+
+    /// The queue `t` is on (or was on last).
+    #[inline]
+    fn rq_of(&self, t: TaskId) -> usize {
+        if self.rqs.len() == 1 {
+            0
+        } else {
+            self.task_cpu.get(t)
+        }
+    }
+
+    fn enqueue_on(&mut self, i: usize, task: &TaskView, why: EnqueueReason, now: Time) {
+        let rq = &mut self.rqs[i];
+        match self.class.get(task.id) {
+            Class::Deadline => rq.dl.enqueue(task, why, now),
+            Class::RealTime => rq.rt.enqueue(task, why, now),
+            Class::Fair => {
+                rq.fair.enqueue(task, why, now);
+                if self.smp.is_some() && why != EnqueueReason::Restored {
+                    rq.cfs_front(task.id);
+                }
+                return;
+            }
+        }
+        if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
+            rq.fair.note_foreign_wakeup();
+        }
     }
 }
 
@@ -183,121 +229,151 @@ impl Policy for Linux {
         self.label.clone()
     }
 
+    fn set_cpus(&mut self, cpus: usize) {
+        let cpus = cpus.max(1);
+        if cpus != self.rqs.len() {
+            self.rqs = (0..cpus).map(|c| CpuRq::new(c, &self.params)).collect();
+        }
+        self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec));
+    }
+
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
+        self.now = now;
         if why == EnqueueReason::New {
             self.class.set(task.id, Class::of(task.class));
         }
-        match self.class.get(task.id) {
-            Class::Deadline => self.dl.enqueue(task, why, now),
-            Class::RealTime => self.rt.enqueue(task, why, now),
-            Class::Fair => return self.fair.enqueue(task, why, now),
+        if self.smp.is_none() {
+            self.enqueue_on(0, task, why, now);
+            return;
         }
-        if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
-            self.fair.note_foreign_wakeup();
+        let (i, why) = self.place(task, why, now);
+        self.enqueue_on(i, task, why, now);
+        self.after_enqueue(task.id, i, why, now);
+        if why == EnqueueReason::Woken && self.class.get(task.id) == Class::RealTime {
+            // task_woken_rt(): one that cannot run here now goes where it can.
+            self.push_rt(i, now);
         }
+    }
+
+    fn placed_on(&self, task: TaskId) -> Option<CpuId> {
+        self.smp.as_ref().map(|_| self.task_cpu.get(task))
+    }
+
+    fn work_conserving(&self) -> bool {
+        self.smp.is_none()
     }
 
     fn dequeue(&mut self, task: TaskId) {
+        let i = self.rq_of(task);
+        let rq = &mut self.rqs[i];
         match self.class.get(task) {
-            Class::Deadline => self.dl.dequeue(task),
-            Class::RealTime => self.rt.dequeue(task),
-            Class::Fair => self.fair.dequeue(task),
+            Class::Deadline => rq.dl.dequeue(task),
+            Class::RealTime => rq.rt.dequeue(task),
+            Class::Fair => rq.fair.dequeue(task),
         }
     }
 
-    /// `pick_next_task()`: the first class with a task, highest first; a CPU whose RT budget is
-    /// spent serves waiting fair tasks before RT ones.
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
-        if self.params.rt_throttle {
-            self.bw.update(cpu, now);
+        self.now = now;
+        let i = self.rq_index(cpu);
+        if self.smp.is_none() {
+            self.rqs[0].cpu = cpu;
+        } else {
+            self.pull_rt(i, now);
         }
-        let picked = if let Some(p) = self.dl.pick(cpu, now) {
-            self.fair.put_prev(cpu);
-            Some(p)
-        } else if !self.rt_held_back(cpu, now) {
-            match self.rt.pick(cpu, now) {
-                Some(mut p) => {
-                    self.fair.put_prev(cpu);
-                    self.bw.rt_start(cpu, now);
-                    if self.params.rt_throttle && self.fair.queued() > 0 {
-                        let left = self.bw.left(cpu, now).max(1);
-                        p.slice = Some(p.slice.map_or(left, |s| s.min(left)));
-                    }
-                    Some(p)
-                }
-                None => self.fair.pick(cpu, now),
+        let mut picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
+        if picked.is_none() && self.smp.is_some() && self.idle_balance(i, now) {
+            picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
+        }
+        let rq = &mut self.rqs[i];
+        rq.scheduling = false;
+        rq.curr = picked.map(|(p, class)| (p.task, class));
+        let (pick, _) = picked?;
+        if self.smp.is_some() {
+            self.task_cpu.set(pick.task, i);
+            self.after_pick(i, now);
+            if self.class.get(pick.task) != Class::Fair {
+                // set_next_task_rt/dl(): what waits behind it goes where it can run.
+                self.push_rt(i, now);
             }
         } else {
-            match self.fair.pick(cpu, now) {
-                Some(p) => Some(p),
-                None => {
-                    let p = self.rt.pick(cpu, now);
-                    if p.is_some() {
-                        self.bw.rt_start(cpu, now);
-                    }
-                    p
-                }
-            }
-        };
-        if let Some(p) = picked {
-            self.cpu_of.set(p.task, cpu);
+            self.task_cpu.set(pick.task, cpu);
         }
-        picked
+        Some(pick)
     }
 
     fn charge(&mut self, task: TaskId, _ran: Dur, now: Time) {
-        match self.class.get(task) {
-            Class::Deadline => self.dl.charge(task, now),
-            Class::RealTime => {
-                self.rt.charge(task, now);
-                self.bw.rt_stop(self.cpu_of.get(task), now);
-            }
-            Class::Fair => self.fair.charge(task, now),
+        self.now = now;
+        let i = self.rq_of(task);
+        let class = self.class.get(task);
+        let rq = &mut self.rqs[i];
+        rq.charge(task, class, &mut self.bw, now);
+        if rq.curr.is_some_and(|(t, _)| t == task) {
+            rq.curr = None;
+        }
+        rq.scheduling = true;
+        if self.smp.is_some() {
+            self.after_charge(task, i, now);
         }
     }
 
-    /// `wakeup_preempt()`: a higher class pre-empts at once; within a class, the class decides.
-    /// A fair wakee also displaces an RT task whose CPU's RT budget is spent, and an RT wakee
-    /// does not displace the fair task that runs in the time kept for fair tasks.
     fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
-        let cpu = self.cpu_of.get(running);
-        match (self.class.get(woken), self.class.get(running)) {
-            (Class::Deadline, Class::Deadline) => self.dl.preempts(woken, running),
-            (Class::Deadline, _) => !self.dl.is_throttled(woken),
-            (Class::RealTime, Class::RealTime) => self.rt.preempts(woken, running),
-            (Class::RealTime, Class::Fair) => !(self.params.rt_throttle && self.bw.throttled(cpu)),
-            (Class::Fair, Class::Fair) => self.fair.preempts(woken, running, now),
-            (Class::Fair, Class::RealTime) => self.params.rt_throttle && self.bw.exhausted(cpu, now),
-            _ => false,
+        let i = self.rq_of(running);
+        if self.smp.is_some() && self.rq_of(woken) != i {
+            return false;
         }
+        let w = (woken, self.class.get(woken));
+        let r = (running, self.class.get(running));
+        self.rqs[i].preempts(w, r, &self.params, &self.bw, now)
     }
 
     fn task_exit(&mut self, task: TaskId) {
+        let i = self.rq_of(task);
+        let rq = &mut self.rqs[i];
         match self.class.get(task) {
-            Class::Deadline => self.dl.exit(task),
-            Class::RealTime => self.rt.exit(task),
-            Class::Fair => self.fair.exit(task),
+            Class::Deadline => rq.dl.exit(task),
+            Class::RealTime => rq.rt.exit(task),
+            Class::Fair => {
+                rq.fair.exit(task);
+                rq.cfs_forget(task);
+            }
+        }
+        if let Some(smp) = self.smp.as_mut() {
+            smp.forget(task);
         }
         self.class.set(task, Class::Fair);
     }
 
     fn queued(&self) -> usize {
-        self.dl.queued() + self.rt.queued() + self.fair.queued()
+        self.rqs.iter().map(CpuRq::waiting).sum()
     }
 
     /// Priority inheritance is not modelled (see the module doc): a change leaves the task.
     fn requeue(&mut self, _task: &TaskView, _now: Time) {}
 
     fn blocked(&mut self, task: TaskId, now: Time) {
+        self.now = now;
+        let i = self.rq_of(task);
+        let rq = &mut self.rqs[i];
         match self.class.get(task) {
-            Class::Deadline => self.dl.blocked(task),
+            Class::Deadline => rq.dl.blocked(task),
             Class::RealTime => {}
-            Class::Fair => self.fair.blocked(task, now),
+            Class::Fair => {
+                rq.fair.blocked(task, now);
+                if !rq.fair.is_delayed(task) {
+                    rq.cfs_forget(task);
+                }
+            }
+        }
+        if self.smp.is_some() {
+            self.after_block(task, now);
         }
     }
 
     fn set_tick(&mut self, tick: Option<Dur>) {
-        self.fair.set_tick(tick);
+        for rq in &mut self.rqs {
+            rq.fair.set_tick(tick);
+        }
     }
 
     fn tick_driven(&self) -> bool {
@@ -305,49 +381,58 @@ impl Policy for Linux {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let mut next = self.dl.next_timer();
+        let mut next = self.rqs.iter().filter_map(|rq| rq.dl.next_timer()).min();
         if self.params.rt_throttle {
-            let fair_waits = self.fair.queued() > 0;
-            for c in 0..self.bw.cpus() {
-                if let Some(t) = self.bw.next_change(c, fair_waits) {
+            for rq in &self.rqs {
+                if let Some(t) = self.bw.next_change(rq.cpu, rq.fair.queued() > 0) {
                     next = Some(next.map_or(t, |n| n.min(t)));
                 }
             }
+        }
+        if let Some(t) = self.smp.as_ref().and_then(|_| self.balance_timer()) {
+            next = Some(next.map_or(t, |n| n.min(t)));
         }
         next
     }
 
     fn timer(&mut self, now: Time) {
-        self.dl.timer(now);
-        if self.params.rt_throttle {
-            for c in 0..self.bw.cpus() {
-                self.bw.update(c, now);
+        self.now = now;
+        for i in 0..self.rqs.len() {
+            let due = self.rqs[i].dl.due(now);
+            self.rqs[i].dl.timer(now);
+            if self.smp.is_some() {
+                for t in due {
+                    self.push_dl(i, t, now);
+                }
             }
         }
-        self.promised = 0;
+        if self.params.rt_throttle {
+            for rq in &self.rqs {
+                self.bw.update(rq.cpu, now);
+            }
+        }
+        for rq in &mut self.rqs {
+            rq.promised = 0;
+        }
+        if self.smp.is_some() {
+            self.tick_balance(now);
+        }
     }
 
     fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {
-        let cpu = self.cpu_of.get(running);
-        let class = self.class.get(running);
-        let dl_waiting = self.dl.ready() > self.promised;
-        let dl_wins = dl_waiting
-            && match class {
-                Class::Deadline => self.dl.earliest().is_some_and(|d| d < self.dl.deadline_of(running)),
-                _ => true,
-            };
-        if dl_wins {
-            self.promised += 1;
+        let i = self.rq_of(running);
+        if self.smp.as_mut().is_some_and(|s| s.take_active(i, running)) {
             return true;
         }
-        match class {
-            Class::RealTime => self.rt_held_back(cpu, now),
-            Class::Fair => self.rt.queued() > 0 && !(self.params.rt_throttle && self.bw.throttled(cpu)),
-            Class::Deadline => false,
+        let class = self.class.get(running);
+        let rq = &mut self.rqs[i];
+        if rq.preempt_current((running, class), &self.params, &self.bw, now) {
+            return true;
         }
+        class == Class::Fair && self.smp.is_some() && self.fair_arrival_preempts(i, running, now)
     }
 
     fn throttled(&self, task: TaskId) -> bool {
-        self.dl.is_throttled(task)
+        self.rqs[self.rq_of(task)].dl.is_throttled(task)
     }
 }

@@ -105,6 +105,29 @@ impl RtRq {
         *self.se.get_mut(t) = RtEntity::default();
     }
 
+    /// Hand `t` (dequeued) to another CPU's queue, with its priority and RR slice left.
+    pub fn take(&mut self, t: TaskId) -> RtEntity {
+        self.q.remove(t);
+        std::mem::take(self.se.get_mut(t))
+    }
+
+    /// Receive a task from another CPU's queue ([`RtRq::take`]); enqueue it next.
+    pub fn adopt(&mut self, t: TaskId, e: RtEntity) {
+        *self.se.get_mut(t) = e;
+    }
+
+    /// Is `t` waiting in this queue?
+    pub fn has(&self, t: TaskId) -> bool {
+        self.q.contains(t)
+    }
+
+    /// The waiting tasks, highest level first, for the push and pull of RT tasks.
+    pub fn waiting(&self) -> Vec<TaskId> {
+        let mut v = self.q.members();
+        v.sort_by_key(|&t| -self.prio(t));
+        v
+    }
+
     /// `wakeup_preempt_rt()`: a strictly higher priority pre-empts.
     pub fn preempts(&self, woken: TaskId, running: TaskId) -> bool {
         self.se.get(woken).prio > self.se.get(running).prio

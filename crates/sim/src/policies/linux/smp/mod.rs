@@ -1,0 +1,339 @@
+//! What the `linux` policy does with more than one CPU, after Linux 6.18 on a machine whose CPUs
+//! share one last-level cache (one scheduling domain of single-CPU groups: this project's VM):
+//!
+//! - [`select`]: where a new or waking task goes (`select_task_rq()` of each class);
+//! - [`balance`]: the fair class's load balancing — periodic from a busy CPU's tick, when a CPU
+//!   goes idle (newidle), for idle CPUs kicked from a busy CPU's tick (NOHZ), and active
+//!   balancing of a running task;
+//! - [`push`]: moving deadline and real-time tasks to CPUs that can run them sooner;
+//! - here: each task's CPU, its load tracking ([`super::pelt`]) and the CPU loads built from it.
+//!
+//! The functions followed are named in each module; where the model is simpler than the kernel
+//! it says so there.
+
+pub mod balance;
+pub mod push;
+pub mod select;
+
+use super::pelt::{Pelt, SCALE};
+use super::{Class, Linux};
+use crate::policies::common::PerTask;
+use crate::policy::{CpuId, Dur, EnqueueReason, TaskId, TaskView, Time};
+
+/// What of a task's view the policy keeps, to enqueue it again when it moves it itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ViewCopy {
+    pub priority: i32,
+    pub nice: i32,
+    pub weight: u32,
+    pub runtime: Option<Dur>,
+    pub deadline: Option<Time>,
+    pub period: Option<Dur>,
+    /// The workload class, for the classes the policy tells apart.
+    pub class: Option<&'static str>,
+    pub affinity: Option<Vec<CpuId>>,
+}
+
+impl ViewCopy {
+    fn of(t: &TaskView) -> Self {
+        let class = t.class.and_then(|c| ["deadline", "fifo", "rr", "batch", "idle"].into_iter().find(|&k| k == c));
+        ViewCopy {
+            priority: t.priority,
+            nice: t.nice,
+            weight: t.weight,
+            runtime: t.runtime,
+            deadline: t.deadline,
+            period: t.period,
+            class,
+            affinity: t.affinity.map(<[CpuId]>::to_vec),
+        }
+    }
+
+    pub fn view(&self, id: TaskId) -> TaskView<'_> {
+        TaskView {
+            id,
+            priority: self.priority,
+            nice: self.nice,
+            weight: self.weight,
+            runtime: self.runtime,
+            deadline: self.deadline,
+            period: self.period,
+            class: self.class,
+            affinity: self.affinity.as_deref(),
+            ..TaskView::default()
+        }
+    }
+
+    pub fn allowed(&self, cpu: CpuId) -> bool {
+        self.affinity.as_ref().is_none_or(|a| a.contains(&cpu))
+    }
+}
+
+/// One task's SMP state.
+#[derive(Debug, Clone, Default)]
+pub struct TaskSmp {
+    pub view: ViewCopy,
+    /// Fair tasks: load tracking, its weight, and the CPU whose load it counts in.
+    pub pelt: Pelt,
+    pub weight: u64,
+    pub attached: Option<CpuId>,
+    /// On a run queue (runnable, or blocked but delayed): it adds load.
+    pub on_rq: bool,
+    pub running: bool,
+    /// `p->recent_used_cpu`.
+    pub recent_used_cpu: Option<CpuId>,
+    /// When it last stopped running here (`se.exec_start`; 0 after a migration: never cache-hot).
+    pub last_ran: Time,
+    /// An active balance moves it to this CPU once it is pre-empted.
+    pub move_to: Option<CpuId>,
+}
+
+/// One CPU's SMP state.
+#[derive(Debug, Clone, Default)]
+pub struct CpuSmp {
+    /// Fair tasks whose load counts here.
+    pub attached: Vec<TaskId>,
+    /// Time spent running RT and deadline tasks (`rq->avg_rt` + `avg_dl`): what
+    /// `scale_rt_capacity()` takes off the CPU's capacity for fair tasks.
+    pub rt_pelt: Pelt,
+    pub rt_running: bool,
+    /// `rq->next_balance`, `sd->last_balance`, `sd->balance_interval`, `sd->nr_balance_failed`.
+    pub next_balance: Time,
+    pub last_balance: Time,
+    pub balance_interval: Dur,
+    pub nr_balance_failed: u32,
+    /// An active balance asked for: this running task to that CPU.
+    pub active: Option<(TaskId, CpuId)>,
+    /// Fair tasks a balancer put here since the last timer (they may pre-empt its task).
+    pub arrived: Vec<TaskId>,
+}
+
+/// The SMP state of the policy.
+#[derive(Debug, Clone)]
+pub struct Smp {
+    /// `TICK_NSEC`: balancing runs from the tick.
+    pub tick: Dur,
+    pub tasks: PerTask<TaskSmp>,
+    pub cpus: Vec<CpuSmp>,
+    /// `nohz.next_balance`.
+    pub nohz_next_balance: Time,
+    /// The last tick whose balancing ran (a tick is due at its instant until it has).
+    pub last_tick: Option<Time>,
+    /// `sd_llc_shared->nr_idle_scan` (SIS_UTIL): how many CPUs a wake-up may scan for an idle
+    /// one; 0 until the first periodic balance sets it.
+    pub nr_idle_scan: usize,
+}
+
+/// `sd->min_interval` / `max_interval` of a domain of this size (its weight in ms).
+pub fn min_interval(cpus: usize) -> Dur {
+    cpus as Dur * 1_000_000
+}
+
+impl Smp {
+    pub fn new(cpus: usize, tick: Dur) -> Self {
+        let cpu = CpuSmp { balance_interval: min_interval(cpus), ..CpuSmp::default() };
+        Smp {
+            tick: tick.max(1),
+            tasks: PerTask::default(),
+            cpus: vec![cpu; cpus],
+            nohz_next_balance: 0,
+            last_tick: None,
+            nr_idle_scan: 0,
+        }
+    }
+
+    pub fn forget(&mut self, t: TaskId) {
+        if let Some(c) = self.tasks.get_ref(t).and_then(|s| s.attached) {
+            self.cpus[c].attached.retain(|&x| x != t);
+        }
+        *self.tasks.get_mut(t) = TaskSmp::default();
+    }
+
+    /// The running task of CPU `i` is the one an active balance moves: it is to stop now.
+    pub fn take_active(&mut self, i: usize, running: TaskId) -> bool {
+        match self.cpus[i].active {
+            Some((t, to)) if t == running => {
+                self.cpus[i].active = None;
+                self.tasks.get_mut(t).move_to = Some(to);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Bring `t`'s load tracking to `now` in the state it had, then give it the new state.
+    pub fn pelt_set(&mut self, t: TaskId, now: Time, on_rq: bool, running: bool) {
+        let s = self.tasks.get_mut(t);
+        let (w, r0, u0) = (s.weight, s.on_rq, s.running);
+        s.pelt.update(now, r0, u0, w);
+        s.on_rq = on_rq;
+        s.running = running;
+    }
+
+    /// Count `t`'s load on CPU `c` from now on (`attach_entity_load_avg()`), taking it off the
+    /// CPU it counted on (`remove_entity_load_avg()`).
+    pub fn attach(&mut self, t: TaskId, c: CpuId) {
+        let old = self.tasks.get(t).attached;
+        if old == Some(c) {
+            return;
+        }
+        if let Some(o) = old {
+            self.cpus[o].attached.retain(|&x| x != t);
+        }
+        self.cpus[c].attached.push(t);
+        self.tasks.get_mut(t).attached = Some(c);
+    }
+
+    /// `t`'s signals as of `now`.
+    pub fn pelt_of(&self, t: TaskId, now: Time) -> Pelt {
+        let s = self.tasks.get_ref(t).cloned().unwrap_or_default();
+        s.pelt.at(now, s.on_rq, s.running, s.weight)
+    }
+
+    /// Σ of the signals of the fair tasks counted on `c` (the root `cfs_rq`'s averages):
+    /// (`cpu_load()`, `cpu_util_cfs()`, `cpu_runnable()`).
+    pub fn cpu_signals(&self, c: CpuId, now: Time) -> (u64, u64, u64) {
+        let (mut load, mut util, mut runnable) = (0, 0, 0);
+        for &t in &self.cpus[c].attached {
+            let p = self.pelt_of(t, now);
+            load += p.load_avg;
+            util += p.util_avg;
+            runnable += p.runnable_avg;
+        }
+        (load, util.min(SCALE), runnable)
+    }
+
+    /// `capacity_of()`: what RT and deadline tasks leave of the CPU (`scale_rt_capacity()`).
+    pub fn capacity(&self, c: CpuId, now: Time) -> u64 {
+        let cpu = &self.cpus[c];
+        let rt = cpu.rt_pelt.at(now, cpu.rt_running, cpu.rt_running, SCALE).util_avg;
+        SCALE.saturating_sub(rt).max(1)
+    }
+}
+
+impl Linux {
+    /// Where a task enqueued now goes, moving its class state there if that is another CPU;
+    /// the reason to enqueue it with there.
+    pub(crate) fn place(&mut self, task: &TaskView, why: EnqueueReason, now: Time) -> (usize, EnqueueReason) {
+        let t = task.id;
+        let smp = self.smp.as_mut().expect("smp");
+        if why == EnqueueReason::New {
+            let s = smp.tasks.get_mut(t);
+            *s = TaskSmp { view: ViewCopy::of(task), ..TaskSmp::default() };
+        } else {
+            smp.tasks.get_mut(t).view = ViewCopy::of(task);
+        }
+        let prev = self.task_cpu.get(t);
+        match why {
+            EnqueueReason::New => match task.start_cpu.filter(|&c| c < self.rqs.len()) {
+                Some(c) => (c, why),
+                None => (self.select_new(t, now), why),
+            },
+            EnqueueReason::Woken => {
+                let to = self.select_woken(t, prev, task.waker_cpu, now);
+                if to != prev {
+                    self.move_off(t, prev, to);
+                }
+                (to, why)
+            }
+            EnqueueReason::Preempted => match self.smp.as_mut().expect("smp").tasks.get_mut(t).move_to.take() {
+                Some(to) if to != prev => {
+                    // Active balance: the stopper took it off its CPU; it goes to `to`.
+                    self.rqs[prev].fair.enqueue(task, why, now);
+                    self.rqs[prev].fair.dequeue(t);
+                    self.move_off(t, prev, to);
+                    (to, EnqueueReason::Migrated)
+                }
+                _ => (prev, why),
+            },
+            _ => (prev, why),
+        }
+    }
+
+    /// Hand `t`'s class state (off the queue of `from`) to the queue of `to`, and its load.
+    pub(crate) fn move_off(&mut self, t: TaskId, from: usize, to: usize) {
+        match self.class.get(t) {
+            Class::Fair => {
+                let e = self.rqs[from].fair.take(t);
+                self.rqs[from].cfs_forget(t);
+                self.rqs[to].fair.adopt(t, e);
+                let smp = self.smp.as_mut().expect("smp");
+                smp.attach(t, to);
+                smp.tasks.get_mut(t).last_ran = 0;
+            }
+            Class::RealTime => {
+                let e = self.rqs[from].rt.take(t);
+                self.rqs[to].rt.adopt(t, e);
+            }
+            Class::Deadline => {
+                let e = self.rqs[from].dl.take(t);
+                self.rqs[to].dl.adopt(t, e);
+            }
+        }
+        self.task_cpu.set(t, to);
+    }
+
+    /// After `t` was enqueued on CPU `i`.
+    pub(crate) fn after_enqueue(&mut self, t: TaskId, i: usize, why: EnqueueReason, now: Time) {
+        self.task_cpu.set(t, i);
+        if self.class.get(t) != Class::Fair {
+            return;
+        }
+        let weight = self.rqs[i].fair.e(t).load.weight as u64;
+        let (_, util, _) = self.smp.as_ref().expect("smp").cpu_signals(i, now);
+        let smp = self.smp.as_mut().expect("smp");
+        if why == EnqueueReason::New {
+            // post_init_entity_util_avg(): half of the CPU's spare capacity, at most.
+            let s = smp.tasks.get_mut(t);
+            s.weight = weight;
+            s.pelt = Pelt::new_task(weight, SCALE.saturating_sub(util) / 2, now);
+        }
+        smp.tasks.get_mut(t).weight = weight;
+        smp.attach(t, i);
+        smp.pelt_set(t, now, true, false);
+    }
+
+    /// After CPU `i` picked.
+    pub(crate) fn after_pick(&mut self, i: usize, now: Time) {
+        let curr = self.rqs[i].curr;
+        let smp = self.smp.as_mut().expect("smp");
+        let rt = matches!(curr, Some((_, Class::RealTime | Class::Deadline)));
+        let cpu = &mut smp.cpus[i];
+        cpu.rt_pelt.update(now, cpu.rt_running, cpu.rt_running, SCALE);
+        cpu.rt_running = rt;
+        // Delayed entities the fair queue dequeued for good no longer add load.
+        let attached = smp.cpus[i].attached.clone();
+        for t in attached {
+            let s = smp.tasks.get(t);
+            if s.on_rq && !s.running && !self.rqs[i].fair.has(t) && !self.rqs[i].fair.is_delayed(t) {
+                smp.pelt_set(t, now, false, false);
+            }
+        }
+        if let Some((t, Class::Fair)) = curr {
+            smp.pelt_set(t, now, true, true);
+            self.rqs[i].cfs_front(t);
+        }
+    }
+
+    /// After `t` stopped running on CPU `i`.
+    pub(crate) fn after_charge(&mut self, t: TaskId, i: usize, now: Time) {
+        let smp = self.smp.as_mut().expect("smp");
+        let cpu = &mut smp.cpus[i];
+        cpu.rt_pelt.update(now, cpu.rt_running, cpu.rt_running, SCALE);
+        cpu.rt_running = false;
+        if self.class.get(t) == Class::Fair {
+            smp.pelt_set(t, now, true, false);
+            smp.tasks.get_mut(t).last_ran = now;
+        }
+    }
+
+    /// After `t` blocked.
+    pub(crate) fn after_block(&mut self, t: TaskId, now: Time) {
+        if self.class.get(t) != Class::Fair {
+            return;
+        }
+        let i = self.task_cpu.get(t);
+        let delayed = self.rqs[i].fair.is_delayed(t);
+        self.smp.as_mut().expect("smp").pelt_set(t, now, delayed, false);
+    }
+}
