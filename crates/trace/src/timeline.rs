@@ -14,8 +14,9 @@
 //!   counted from the trace's first event. Intervals still open when the trace ends are
 //!   clipped to its last event.
 //! - what contradicts this (a switch-out of a task that was not running, a switch-in of a
-//!   blocked task whose wake-up is missing, …), usually lost events or a filtered trace, is kept
-//!   as an [`Anomaly`] and repaired as described there — never ignored silently.
+//!   blocked task whose wake-up is missing, an event recorded on a CPU in the context of a task
+//!   other than the one running there, …), usually lost events or a filtered trace, is kept as
+//!   an [`Anomaly`] and repaired as described there — never ignored silently.
 
 use crate::event::{Event, EventKind, Pid, PrioClass, OWN_CPU_CLOCKS};
 use serde::{Deserialize, Serialize};
@@ -286,6 +287,8 @@ struct Builder {
     last_cpu: BTreeMap<Pid, usize>,
     /// Time of the last switch per CPU.
     cpu_switch: Vec<Option<u64>>,
+    /// The task each CPU runs, as far as the events tell.
+    cpu_task: Vec<Option<Pid>>,
 }
 
 impl Builder {
@@ -358,6 +361,29 @@ impl Builder {
         t.runs.push(Run { cpu, start, end });
     }
 
+    /// An event recorded on a CPU in the context of another task (the line's task column, or
+    /// idle) than the one running there by the events so far: that task's switch-out was lost.
+    /// Its run ends here and it is taken as blocked (in state `?`) until its next wake-up.
+    fn lost_switch_out(&mut self, e: &Event) {
+        let Some(current) = e.task else { return };
+        let Some(Some(q)) = self.cpu_task.get(e.cpu).copied() else { return };
+        if q == current {
+            return;
+        }
+        self.cpu_task[e.cpu] = None;
+        if let Cur::Running { cpu, since } = self.cur(q) {
+            if cpu == e.cpu {
+                self.anomaly(e, q, format!("CPU {cpu} switched from another task while it ran there: its switch-out was lost; run ends here, blocked until its next wake-up"));
+                self.close_run(q, cpu, since, e.ts);
+                self.cur.insert(q, Cur::Blocked { since: e.ts, state: "?".into() });
+                // A task whose switch-in was lost too is counted from here, not over q's run.
+                if let Some(c) = self.cpu_switch.get_mut(cpu) {
+                    *c = Some(e.ts);
+                }
+            }
+        }
+    }
+
     fn switch_in(&mut self, e: &Event, pid: Pid, comm: &str, prio: i32) {
         let (ts, cpu) = (e.ts, e.cpu);
         self.task(pid, comm, ts).see_prio(ts, prio);
@@ -417,10 +443,14 @@ impl Builder {
 
     fn event(&mut self, e: &Event) {
         let ts = e.ts;
+        self.lost_switch_out(e);
         match &e.kind {
             EventKind::Switch(s) => {
                 if s.prev_pid != 0 {
                     self.switch_out(e, s.prev_pid, &s.prev_comm, s.prev_prio, &s.prev_state);
+                }
+                if let Some(c) = self.cpu_task.get_mut(e.cpu) {
+                    *c = (s.next_pid != 0).then_some(s.next_pid);
                 }
                 if s.next_pid != 0 {
                     self.switch_in(e, s.next_pid, &s.next_comm, s.next_prio);
@@ -523,6 +553,7 @@ impl Timeline {
             waking: BTreeMap::new(),
             last_cpu: BTreeMap::new(),
             cpu_switch: vec![None; cpus],
+            cpu_task: vec![None; cpus],
         };
         for e in order {
             b.event(e);
@@ -562,7 +593,7 @@ mod tests {
 
     fn sw(ts: u64, cpu: usize, prev: Pid, state: &str, next: Pid) -> String {
         format!(
-            "x-1 [{cpu:03}] d..2. 1.{ts:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
+            "p{prev}-{prev} [{cpu:03}] d..2. 1.{ts:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
              prev_state={state} ==> next_comm=p{next} next_pid={next} next_prio=120"
         )
     }
@@ -578,8 +609,9 @@ mod tests {
             // 5 blocks; its wake-up is missing; it is switched in again at 30.
             sw(10, 0, 5, "S", 0),
             sw(30, 0, 0, "R", 5),
-            // 6 is woken at 40 but its switch-in is missing: switched out at 50.
-            "x-1 [001] d..2. 1.000040: sched_wakeup: comm=p6 pid=6 prio=120 target_cpu=001".to_string(),
+            // 6 is woken at 40 but its switch-in is missing: switched out at 50, from CPU 1 where
+            // 7 runs since 45 — whose switch-out is then missing too.
+            "<idle>-0 [001] d..2. 1.000040: sched_wakeup: comm=p6 pid=6 prio=120 target_cpu=001".to_string(),
             sw(45, 1, 0, "R", 7),
             sw(50, 1, 6, "S", 0),
             sw(60, 0, 5, "R", 0),
@@ -587,24 +619,26 @@ mod tests {
         let five = &t.tasks[&5];
         assert_eq!(five.blocked, vec![BlockedSpan::new(1_000_010_000, 1_000_030_000, "S")]);
         assert_eq!(five.cpu_time(), 40_000);
+        // 7, switched in at 45, runs until the event at 50 recorded in 6's context; then it is
+        // taken as blocked. 6's run is counted from the later of its wake-up (40) and that end.
+        let seven = &t.tasks[&7];
+        assert_eq!(seven.runs, vec![Run { cpu: 1, start: 1_000_045_000, end: 1_000_050_000 }]);
+        assert_eq!(seven.end_state, EndState::Blocked { since: 1_000_050_000, state: "?".into() });
         let six = &t.tasks[&6];
-        // Counted from the later of its wake-up (40) and CPU 1's last switch (45).
-        assert_eq!(six.runs, vec![Run { cpu: 1, start: 1_000_045_000, end: 1_000_050_000 }]);
+        assert_eq!(six.runs, vec![Run { cpu: 1, start: 1_000_050_000, end: 1_000_050_000 }]);
         let what: Vec<(Pid, usize)> = t.anomalies.iter().map(|a| (a.pid, a.line)).collect();
-        assert_eq!(what, vec![(5, 3), (6, 6)]);
+        assert_eq!(what, vec![(5, 3), (7, 6), (6, 6)]);
         assert!(t.anomalies[0].what.contains("wake-up is missing"));
-        assert!(t.anomalies[1].what.contains("without a switch-in"));
-        // 7 was switched in at 45 and still runs at the end (60): clipped there.
-        assert_eq!(t.tasks[&7].end_state, EndState::Running { cpu: 1, since: 1_000_045_000 });
-        assert_eq!(t.tasks[&7].cpu_time(), 15_000);
+        assert!(t.anomalies[1].what.contains("switch-out was lost"));
+        assert!(t.anomalies[2].what.contains("without a switch-in"));
     }
 
     #[test]
     fn wakeups_of_running_tasks_change_nothing_and_exec_renames() {
         let t = tl(&[
             sw(0, 0, 0, "R", 5),
-            "x-1 [001] d..2. 1.000005: sched_wakeup: comm=p5 pid=5 prio=120 target_cpu=000".to_string(),
-            "x-1 [000] ..... 1.000006: sched_process_exec: filename=/usr/bin/a-very-long-program-name pid=5 old_pid=5"
+            "<idle>-0 [001] d..2. 1.000005: sched_wakeup: comm=p5 pid=5 prio=120 target_cpu=000".to_string(),
+            "p5-5 [000] ..... 1.000006: sched_process_exec: filename=/usr/bin/a-very-long-program-name pid=5 old_pid=5"
                 .to_string(),
             sw(20, 0, 5, "R+", 0),
         ]);

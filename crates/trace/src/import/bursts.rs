@@ -51,8 +51,10 @@ pub(crate) fn bursts_of(t: &TaskTimeline, start: &mut u64, notes: &mut Vec<Note>
         let s = r.start.max(*start);
         items.push((s, Item::Run(s, r.end)));
     }
-    for b in t.blocked.iter().filter(|b| b.start >= *start) {
-        items.push((b.start, Item::Block(b.start, b.end, b.woken_by)));
+    // A block going on at the start counts from the start (it then moves the start to its end).
+    for b in t.blocked.iter().filter(|b| b.end > *start || b.start >= *start) {
+        let s = b.start.max(*start);
+        items.push((s, Item::Block(s, b.end, b.woken_by)));
     }
     // A block starting where a run ends comes after that run.
     items.sort_by_key(|(ts, it)| (*ts, matches!(it, Item::Run(..))));

@@ -48,11 +48,22 @@ pub struct ImportOptions {
     /// task's wake-up in the workload (see [`wakes`]) instead of lasting its length. On by
     /// default.
     pub wake_edges: bool,
+    /// Start no task's import before this trace time: what a task did before is dropped, and
+    /// one blocked then starts at its wake-up.
+    pub not_before: Option<u64>,
 }
 
 impl ImportOptions {
     pub fn new(select: Select) -> Self {
-        ImportOptions { select, t0: None, cpus: None, start_at_exec: false, meta: None, wake_edges: true }
+        ImportOptions {
+            select,
+            t0: None,
+            cpus: None,
+            start_at_exec: false,
+            meta: None,
+            wake_edges: true,
+            not_before: None,
+        }
     }
 }
 
@@ -339,11 +350,22 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         sched: Sched,
         affinity: Option<Vec<usize>>,
         comm: String,
+        /// Where it first runs, for a task already there at its import start (not forked then).
+        start_cpu: Option<usize>,
     }
     let mut pending: Vec<Pending> = Vec::new();
     for pid in selected(tl, &opts.select) {
         let t = &tl.tasks[&pid];
         let mut start = start_of(t, opts.start_at_exec, &mut notes);
+        if let Some(nb) = opts.not_before.filter(|&nb| nb > start) {
+            note(
+                &mut notes,
+                pid,
+                NoteKind::BeforeT0,
+                format!("its import starts at {nb}: what it did before is dropped"),
+            );
+            start = nb;
+        }
         let Some(bursts) = bursts_of(t, &mut start, &mut notes) else {
             note(&mut notes, pid, NoteKind::Skipped, "no CPU time in the trace from its start on");
             continue;
@@ -399,7 +421,10 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 None
             }
         };
-        pending.push(Pending { pid, start, bursts, sched, affinity, comm: t.comm.clone() });
+        let forked = t.arrival == Some(start) && !t.running_at_start;
+        let start_cpu =
+            if forked { None } else { t.runs.iter().find(|r| r.end > start).map(|r| r.cpu).filter(|&c| c < cpus) };
+        pending.push(Pending { pid, start, bursts, sched, affinity, comm: t.comm.clone(), start_cpu });
     }
     pending.sort_by_key(|p| (p.start, p.pid));
     let t0 = opts.t0.or(pending.first().map(|p| p.start)).unwrap_or(tl.start);
@@ -438,6 +463,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             wakes: edges.as_ref().map(|e| e.wakes[i].clone()).unwrap_or_default(),
             until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
             runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
+            start_cpu: p.start_cpu,
         });
         report_tasks.push(ImportedTask {
             pid: p.pid,
