@@ -63,7 +63,7 @@ enum Kind {
         #[arg(long)]
         stopped_start: bool,
     },
-    /// Two threads passing a byte back and forth over a socket pair, with a little CPU work per
+    /// Two threads passing a byte back and forth over two pipes, with a little CPU work per
     /// message: every message wakes the other thread.
     Pingpong {
         /// How long to exchange (e.g. 2s).

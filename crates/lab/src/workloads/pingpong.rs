@@ -1,10 +1,14 @@
-//! A wake-up-heavy pair: two threads (`ping` and `pong`) pass one byte back and forth over a
-//! socket pair, each doing a little CPU work per message. Every message is a wake-up of the
-//! other thread, so the pair measures how fast the scheduler lets a woken task run.
+//! A wake-up-heavy pair: two threads (`ping` and `pong`) pass one byte back and forth over two
+//! pipes, each doing a little CPU work per message. Every message is a wake-up of the other
+//! thread, so the pair measures how fast the scheduler lets a woken task run.
+//!
+//! Pipes, not a socket pair: a pipe's readers and writers wait on separate queues, so a read
+//! wakes nobody but a blocked writer. A Unix stream socket's read frees send-buffer space and
+//! wakes the peer's blocked *reader* too (one wait queue for both directions) — a spurious
+//! wake-up per message that would make the pair something other than a clean ping-pong.
 
 use super::bursts::spin_cpu;
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 /// Exchange messages for `duration` (or until `stop()`), `work_ns` of CPU per message on each
@@ -16,7 +20,8 @@ pub fn run(
     split: Option<(usize, usize)>,
     stop: impl Fn() -> bool + Sync,
 ) -> std::io::Result<u64> {
-    let (mut a, mut b) = UnixStream::pair()?;
+    let (mut from_ping, mut to_pong) = std::io::pipe()?;
+    let (mut from_pong, mut to_ping) = std::io::pipe()?;
     let end = Instant::now() + duration;
     if let Some((ping_cpu, _)) = split {
         schedlab_os::affinity::set_affinity(0, &[ping_cpu]).map_err(std::io::Error::other)?;
@@ -27,22 +32,22 @@ pub fn run(
         }
         let mut byte = [0u8; 1];
         loop {
-            if b.read(&mut byte)? == 0 || byte[0] == 0 {
+            if from_ping.read(&mut byte)? == 0 || byte[0] == 0 {
                 return Ok(());
             }
             spin_cpu(work_ns);
-            b.write_all(&byte)?;
+            to_ping.write_all(&byte)?;
         }
     })?;
     let mut rounds = 0;
     let mut byte = [1u8; 1];
     while Instant::now() < end && !stop() {
         spin_cpu(work_ns);
-        a.write_all(&[1])?;
-        a.read_exact(&mut byte)?;
+        to_pong.write_all(&[1])?;
+        from_pong.read_exact(&mut byte)?;
         rounds += 1;
     }
-    a.write_all(&[0])?;
+    to_pong.write_all(&[0])?;
     pong.join().map_err(|_| std::io::Error::other("the pong thread panicked"))??;
     Ok(rounds)
 }
