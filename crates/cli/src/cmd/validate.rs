@@ -17,9 +17,10 @@ use std::time::Duration;
 #[command(after_help = "\
 Each case runs live (one-CPU cases on the last CPU, two-CPU cases on the first two), recorded
 with sched_switch/sched_wakeup in a private tracefs instance; the trace is imported as a
-workload (arrivals, CPU bursts, blocked times, policies, affinity; CPU hogs left open-ended)
-and simulated under the host's Linux model (EEVDF + RT + DEADLINE, the host's tick and
-wake-up delays, both probed first), CFS, round robin, and the Linux model with per-CPU queues.
+workload (arrivals, CPU bursts, blocked times, who woke whom, policies, affinity; CPU hogs left
+open-ended; what else ran on the case's CPUs replayed beside it) and simulated under the
+host's Linux model (EEVDF + RT + DEADLINE, a run queue per CPU with the kernel's placement and
+load balancing, the host's tick and wake-up delays, both probed first), CFS and round robin.
 Per task: CPU share, switches/s, wake-up latency p50/p99, live against each model. The goal
 for `linux`: shares within 2 percentage points, switches within 15%, wake-up p50 within 25%,
 in every repeat; a case that misses says what the model leaves out. Needs root. See

@@ -155,8 +155,14 @@ pub fn run_case(
     let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), progress)
         .with_context(|| format!("running case {}", case.name))?;
     let (tl, parse) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
-    let trace =
-        LiveTrace { timeline: &tl, meta: &run.meta, roots: &run.pids, release_ns: run.release_ns, end_ns: run.end_ns };
+    let trace = LiveTrace {
+        timeline: &tl,
+        meta: &run.meta,
+        roots: &run.pids,
+        release_ns: run.release_ns,
+        end_ns: run.end_ns,
+        cpus: &host_cpus,
+    };
     let replay = replay::workload(&trace);
     let start = run.release_ns + plan.warmup_ns;
     let opts =
@@ -178,7 +184,7 @@ pub fn run_case(
     Ok(CaseRun {
         case: case.name.to_string(),
         repeat,
-        host_cpus,
+        host_cpus: host_cpus.clone(),
         window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
         parse,
         anomalies: tl.anomalies.len(),

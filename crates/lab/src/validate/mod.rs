@@ -109,10 +109,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             .collect();
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
-    let models_for =
-        |case: &Case| -> Vec<replay::Model> { models.iter().filter(|m| m.applies_to(case.cpus)).cloned().collect() };
     'cases: for case in &chosen {
-        let models = models_for(case);
         for repeat in 0..params.repeats {
             if schedlab_os::signals::stop_requested() {
                 s.status = Status::Interrupted;
@@ -130,7 +127,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         if of_case.is_empty() {
             continue;
         }
-        for m in &models_for(case) {
+        for m in &models {
             judgements.push(judge::judge(&of_case, m.label, &tol));
         }
         let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
@@ -166,7 +163,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": {"idle": m.wake.idle, "preempt": m.wake.preempt, "task_preempt": m.wake.task_preempt, "remote_idle": m.wake.remote_idle, "remote_preempt": m.wake.remote_preempt}, "per_cpu": m.per_cpu})).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": {"idle": m.wake.idle, "preempt": m.wake.preempt, "task_preempt": m.wake.task_preempt, "remote_idle": m.wake.remote_idle, "remote_preempt": m.wake.remote_preempt}})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

@@ -7,6 +7,11 @@
 //! end to its demand: the trace shows only how much CPU the kernel happened to give it. Its last
 //! burst is made open-ended, so the model decides how much CPU it gets; otherwise the replay
 //! would hand every hog exactly its live CPU time and its share could not be wrong.
+//!
+//! Everything else that ran on the case's CPUs (kernel threads, this controller, other
+//! programs) is replayed too, pinned to the CPUs it ran on, with the bursts and blocked times
+//! it had: the kernel scheduled the case's tasks around it, so the model must as well. Only the
+//! case's tasks are judged.
 
 use crate::simstudy::compare::TickChoice;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
@@ -25,12 +30,32 @@ pub struct LiveTrace<'a> {
     /// The first release and the stop (trace clock, ns).
     pub release_ns: u64,
     pub end_ns: u64,
+    /// The host CPUs the case runs on.
+    pub cpus: &'a [usize],
 }
 
 impl LiveTrace<'_> {
     /// Every task of the case: the roots and what they forked.
     pub fn pids(&self) -> BTreeSet<Pid> {
         self.roots.iter().flat_map(|&r| self.timeline.descendants(r)).collect()
+    }
+
+    /// Every other task that ran on the case's CPUs between the release and the stop, with the
+    /// CPUs it ran on then.
+    pub fn others(&self) -> Vec<(Pid, Vec<usize>)> {
+        let case = self.pids();
+        let mut out = Vec::new();
+        for t in self.timeline.tasks.values().filter(|t| t.pid != 0 && !case.contains(&t.pid)) {
+            let runs: Vec<usize> =
+                t.runs.iter().filter(|r| r.end > self.release_ns && r.start < self.end_ns).map(|r| r.cpu).collect();
+            if runs.iter().any(|c| self.cpus.contains(c)) {
+                let mut cpus = runs;
+                cpus.sort_unstable();
+                cpus.dedup();
+                out.push((t.pid, cpus));
+            }
+        }
+        out
     }
 }
 
@@ -43,18 +68,28 @@ pub struct Replay {
     pub horizon_ns: u64,
 }
 
-/// Import the case's tasks from `live`, workload time 0 at the release.
+/// Import the case's tasks and everything else that ran on its CPUs from `live`, workload time
+/// 0 at the release.
 pub fn workload(live: &LiveTrace) -> Replay {
-    let mut opts = ImportOptions::new(Select::Pids(live.pids()));
+    let case = live.pids();
+    let others = live.others();
+    let mut all = case.clone();
+    all.extend(others.iter().map(|(p, _)| *p));
+    let mut opts = ImportOptions::new(Select::Pids(all));
     opts.t0 = Some(live.release_ns);
+    opts.not_before = Some(live.release_ns);
     opts.start_at_exec = true;
     opts.meta = Some(live.meta.clone());
     let mut imported = import(live.timeline, &opts);
     let horizon_ns = live.end_ns.saturating_sub(live.release_ns);
     let mut open = Vec::new();
     for (task, pid) in imported.workload.tasks.iter_mut().zip(imported.report.pids()) {
+        if let Some((_, cpus)) = others.iter().find(|(p, _)| *p == pid) {
+            task.affinity = Some(cpus.clone());
+            continue;
+        }
         let Some(t) = live.timeline.tasks.get(&pid) else { continue };
-        let blocked = t.blocked.iter().any(|b| b.start < live.end_ns);
+        let blocked = t.blocked.iter().any(|b| b.end > live.release_ns && b.start < live.end_ns);
         let alive = t.exit.is_none_or(|x| x >= live.end_ns);
         if !blocked && alive && task.bursts.len() == 1 {
             task.bursts[0] = 10 * horizon_ns.max(1);
@@ -75,20 +110,11 @@ pub struct Model {
     /// How long wake-ups take to act (the calibration [`super::probe::wake`] measures; 0 until
     /// given).
     pub wake: WakeDelays,
-    /// One run queue per CPU (an instance of the policy each, with the engine's wake-up
-    /// placement and idle pulling) instead of one global queue.
-    pub per_cpu: bool,
 }
 
 impl Model {
     fn new(label: &'static str, spec: String, tick: Option<Dur>) -> Self {
-        Model { label, spec, tick, wake: WakeDelays::default(), per_cpu: false }
-    }
-
-    /// Whether it says anything of a case on `cpus` CPUs (per-CPU queues on one CPU are the
-    /// global model again).
-    pub fn applies_to(&self, cpus: usize) -> bool {
-        !self.per_cpu || cpus > 1
+        Model { label, spec, tick, wake: WakeDelays::default() }
     }
 
     /// The model with the host's wake-up delays.
@@ -98,10 +124,11 @@ impl Model {
 }
 
 /// The models a case is replayed under on a machine of `cpus` CPUs at `hz`: this kernel
-/// (`linux`), CFS as a pre-6.6 kernel would have configured it here (its 6 ms latency, 0.75 ms
-/// minimum granularity and 1 ms wake-up granularity scaled by 1 + ilog2(min(CPUs, 8))), both
-/// with the host's tick unless the kernel ends slices exactly ([`super::probe`]), and textbook
-/// round robin with a quantum of one tick.
+/// (`linux`, a run queue per CPU with the kernel's placement and balancing), CFS as a pre-6.6
+/// kernel would have configured it here (its 6 ms latency, 0.75 ms minimum granularity and 1 ms
+/// wake-up granularity scaled by 1 + ilog2(min(CPUs, 8))), both with the host's tick unless the
+/// kernel ends slices exactly ([`super::probe`]), and textbook round robin with a quantum of one
+/// tick.
 pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_slices: bool) -> Vec<Model> {
     let host_tick = hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
     let tick = if exact_slices { None } else { host_tick };
@@ -111,14 +138,13 @@ pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_sl
         format!("cfs:latency={},min_granularity={},wakeup_granularity={}", 6.0 * factor, 0.75 * factor, 1.0 * factor);
     let quantum_ms = host_tick.unwrap_or(4_000_000) as f64 / 1e6;
     vec![
-        Model::new("linux", linux.clone(), tick),
+        Model::new("linux", linux, tick),
         Model::new("cfs", cfs, tick),
         Model::new("rr", format!("rr:quantum={quantum_ms}"), None),
-        Model { per_cpu: true, ..Model::new("linux-percpu", linux, tick) },
     ]
 }
 
-/// Simulate the replay under `model` (one global queue; slices recorded).
+/// Simulate the replay under `model` (slices recorded).
 pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecError> {
     let w: &Workload = &replay.imported.workload;
     let mut policy = by_spec(&model.spec)?;
@@ -129,13 +155,6 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
         wake: model.wake,
         ..SimConfig::default()
     };
-    if model.per_cpu && cfg.cpus > 1 {
-        let mut queues = vec![policy];
-        for _ in 1..cfg.cpus {
-            queues.push(by_spec(&model.spec)?);
-        }
-        return Ok(schedlab_sim::engine::simulate_per_cpu(w, &mut queues, &cfg));
-    }
     Ok(simulate(w, policy.as_mut(), &cfg))
 }
 
@@ -176,7 +195,8 @@ mod tests {
     fn hogs_are_opened_and_sleepers_kept() {
         let (tl, meta) = synthetic();
         let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
-        let live = LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: 105 * MS };
+        let live =
+            LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: 105 * MS, cpus: &[0] };
         let r = workload(&live);
         assert_eq!(r.open, vec![roots[0]]);
         assert_eq!(r.horizon_ns, 100 * MS);
@@ -190,7 +210,8 @@ mod tests {
     fn a_replay_under_the_generating_policy_gives_the_live_timeline_back() {
         let (tl, meta) = synthetic();
         let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
-        let live = LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: tl.end };
+        let live =
+            LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: tl.end, cpus: &[0] };
         let r = workload(&live);
         let window =
             schedlab_trace::CompareOptions { start: 10 * MS, end: tl.end, cpus: Some(1), pids: Some(live.pids()) };
@@ -217,8 +238,7 @@ mod tests {
         assert_eq!((m[0].tick, m[1].tick), (Some(4 * MS), Some(4 * MS)));
         assert_eq!(m[1].spec, "cfs:latency=12,min_granularity=1.5,wakeup_granularity=2");
         assert_eq!((m[2].spec.as_str(), m[2].tick), ("rr:quantum=4", None));
-        assert_eq!((m[3].label, m[3].spec.as_str()), ("linux-percpu", "linux:cpus=2,hz=250"));
-        assert!(m[3].applies_to(2) && !m[3].applies_to(1) && m[0].applies_to(1));
+        assert_eq!(m.len(), 3);
         let exact = models(1, Some(1000), None, true);
         assert_eq!(exact[1].spec, "cfs:latency=6,min_granularity=0.75,wakeup_granularity=1");
         assert_eq!((exact[0].tick, exact[1].tick, exact[2].spec.as_str()), (None, None, "rr:quantum=1"));
