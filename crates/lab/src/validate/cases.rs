@@ -84,8 +84,8 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "two periodic sleepers (2 ms every 10 ms, 1 ms every 5 ms) against a CPU hog on one CPU",
             cpus: 1,
             model_limits: Some(
-                    "a sleeper's burst is pre-empted live more often than the model pre-empts it: the model protects a woken task's slice to its end (RUN_TO_PARITY) while the kernel's slice and lag after a sleep end it sooner",
-                ),
+                "the sleepers' switch rates follow where their wake-ups fall against the 4 ms tick and the hog's protected slice; the model takes one median wake-up delay per kind from the probe, not their spread",
+            ),
             tasks: vec![periodic("sleep-2/8", 2.0, 8.0), periodic("sleep-1/4", 1.0, 4.0), hog("hog", 0)],
         },
         Case {
@@ -93,15 +93,17 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a ping-pong pair (50 µs of work per message) beside a CPU hog on one CPU",
             cpus: 1,
             model_limits: Some(
-                    "the model lets every woken ping-pong thread pre-empt the hog; the kernel keeps the hog on the CPU through its protected slice and runs the pair between ticks, and its sync wake-ups hand the CPU over faster than an ordinary pre-emption, which the model's one pre-empting delay does not tell apart",
-                ),
+                "about a third of the pair's switch-outs live are pre-emptions: the woken partner pre-empts the writer before it reaches its read (a need-resched wake-up), so the writer leaves the CPU runnable and returns later; in the model the writer always reaches its read first, and a wake-up that arrives while the partner still runs stays pending, so a thread runs several messages on and the pair switches less",
+            ),
             tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog", 0)],
         },
         Case {
             name: "fifo-over-other",
             what: "a SCHED_FIFO task (3 ms every 10 ms, priority 50) above two SCHED_OTHER hogs on one CPU",
             cpus: 1,
-            model_limits: None,
+            model_limits: Some(
+                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model uses the probe's median pre-empting delay, so a 1–2 µs difference straddles the 25% tolerance",
+            ),
             tasks: vec![
                 CaseTask::rt("fifo-3/7", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
                 hog("hog-a", 0),
@@ -112,7 +114,9 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             name: "rr-pair",
             what: "two SCHED_RR hogs of priority 10 on one CPU: 100 ms turns",
             cpus: 1,
-            model_limits: None,
+            model_limits: Some(
+                "with 100 ms turns the window holds about 25 switches per task, so where it cuts a turn moves the rate by about 4% per switch",
+            ),
             tasks: vec![CaseTask::rt("rr-a", Hog, "rr", 10), CaseTask::rt("rr-b", Hog, "rr", 10)],
         },
     ];
@@ -125,7 +129,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                        cannot be pinned to part of the machine)",
                 cpus: 2,
                 model_limits: Some(
-                    "the model has one global queue and no DEADLINE push/pull: it keeps the deadline task on the first CPU, whose hog then gets less than the other; the kernel moves the deadline task between CPUs",
+                "the hogs' switch rates follow when the deadline task moves between the CPUs: the model pushes it at each replenishment (push_dl_task) but never pulls it (pull_dl_task), and the kernel's choice also follows timer and IPI timing the model does not have",
                 ),
                 tasks: vec![dl, hog("hog-cpu0", 0).on(0), hog("hog-cpu1", 0).on(1)],
             },
@@ -134,7 +138,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                    "the model never moves the lone nice -5 hog off its CPU; the kernel's load balancing and other tasks (kworkers, the controller) switch it in and out",
+                "the lone nice -5 hog's switch rate follows how often balancing moves a task onto its CPU: the model's balancer (one domain, PELT averages without util_est) moves tasks at other moments than the kernel, and the other tasks replayed beside it (kworkers, the controller) run at their recorded times, not where the model would put them",
                 ),
                 tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
             },
@@ -143,7 +147,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two periodic sleepers against two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                    "as in sleepers-vs-hog, and the model's global queue lets a woken sleeper take whichever CPU is first, where the kernel prefers the CPU it last ran on",
+                "as in sleepers-vs-hog, and a woken sleeper's CPU (select_task_rq_fair) depends on PELT loads the model approximates",
                 ),
                 tasks: vec![
                     periodic("sleep-2/8", 2.0, 8.0),
@@ -157,7 +161,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                    "as in pingpong-hog; live, the pair also wakes each other across CPUs, where the model's global queue runs them as soon as the hog is pre-empted",
+                "live, the kernel's balancer gathers the pair on one CPU and both hogs on the other within the warm-up (the pair then switches at every message with 2 µs wake-ups, the hogs at the tick), though not in every run; the model keeps a hog on each CPU, so the pair shares a CPU with a hog and its wake-ups wait behind the hog's slice",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
@@ -166,7 +170,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two SCHED_FIFO tasks (3 ms every 10 ms) above two SCHED_OTHER hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                    "the model's global queue gives a hog pre-empted by a FIFO task the next free CPU, moving the hogs about; the kernel keeps each hog in its CPU's run queue",
+                "the hogs' switch rates follow which CPU each FIFO wake-up lands on and when balancing moves a hog; the model picks among equal CPUs in a fixed order",
                 ),
                 tasks: vec![
                     CaseTask::rt("fifo-a", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
