@@ -161,7 +161,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "live, the kernel's balancer gathers the pair on one CPU and both hogs on the other within the warm-up (the pair then switches at every message with 2 µs wake-ups, the hogs at the tick), though not in every run; the model keeps a hog on each CPU, so the pair shares a CPU with a hog and its wake-ups wait behind the hog's slice",
+                "live, the kernel's balancer gathers the pair on one CPU and both hogs on the other in the run's first second (the pair then switches at every message with 2 µs wake-ups, the hogs at the tick), though not in every run; the model keeps a hog on each CPU and the pair split between them, a layout stable under its balancer and wake-up placement, so each pair thread's wake-ups wait behind a hog's slice",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
