@@ -29,15 +29,9 @@ fn chromium() -> Option<PathBuf> {
 /// Chromium, or `None` to skip on a developer machine; in CI a missing browser is a failure.
 fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     let found = chromium();
-    if found.is_none() {
-        let msg =
-            "Chromium not found (looked for chromium, chromium-browser, google-chrome; or set SCHEDLAB_CHROMIUM): \
-                   install it with `bash scripts/setup.sh` or `apt-get install -y chromium`";
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{test}: {msg}");
-        }
-        eprintln!("SKIPPED {test}: {msg}");
-    }
+    let msg = "Chromium not found (looked for chromium, chromium-browser, google-chrome; or set SCHEDLAB_CHROMIUM): \
+               install it with `bash scripts/setup.sh` or `apt-get install -y chromium`";
+    schedlab_os::test_gate::require(test, found.is_some(), msg);
     found
 }
 

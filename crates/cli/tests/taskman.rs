@@ -30,15 +30,7 @@ fn live() -> bool {
         return false;
     }
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if cpus >= 2 {
-        return true;
-    }
-    let why = format!("live taskman tests need 2+ CPUs (CPUs: {cpus})");
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
-    false
+    schedlab_os::test_gate::require("live taskman tests", cpus >= 2, format!("they need 2+ CPUs (CPUs: {cpus})"))
 }
 
 /// Every IRQ's smp_affinity, sorted by IRQ.

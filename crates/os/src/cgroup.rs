@@ -180,12 +180,8 @@ mod tests {
         if !crate::root_for_test("creating cgroups") {
             return;
         }
-        let ctl = match CpuController::detect() {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipping: {e}");
-                return;
-            }
+        let Some(ctl) = crate::test_gate::available("creating cgroups", CpuController::detect()) else {
+            return;
         };
         let name = format!("schedlab-test-{}", std::process::id());
         let path;

@@ -19,6 +19,7 @@ pub mod procfs;
 pub mod rusage;
 pub mod sched;
 pub mod signals;
+pub mod test_gate;
 pub mod topology;
 pub mod tracefs;
 pub mod udp;
@@ -30,14 +31,8 @@ pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// For tests that need root: true when root. Otherwise the test is skipped (false, with a
-/// message naming `what`), except on CI (`CI=true`), which runs as root, where not being root
-/// fails the test instead of skipping it silently.
+/// For tests that need root: true when root; otherwise failed on CI and skipped (false)
+/// elsewhere, through [`test_gate`].
 pub fn root_for_test(what: &str) -> bool {
-    if is_root() {
-        return true;
-    }
-    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI runs as root, but we are not: {what} needs it");
-    eprintln!("skipped: {what} needs root");
-    false
+    test_gate::require(what, is_root(), "needs root")
 }

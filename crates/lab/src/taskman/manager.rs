@@ -370,10 +370,16 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::taskman::queue::QueueKind;
     use schedlab_os::sched::LinuxPolicy;
+
+    /// The manager pins workers outside the first core, so a machine needs a second core.
+    pub(crate) fn has_worker_cpu(test: &str, topo: &Topology) -> bool {
+        let why = "it needs a CPU outside the first core, which the manager reserves";
+        schedlab_os::test_gate::require(test, !topo.worker_cpus().is_empty(), why)
+    }
 
     fn other_cfg(queue: QueueKind) -> ManagerConfig {
         // SCHED_OTHER and no IRQ steering: runs anywhere, root or not.
@@ -383,8 +389,7 @@ mod tests {
     #[test]
     fn runs_tasks_collects_results_and_survives_a_panic() {
         let topo = Topology::read().unwrap();
-        if topo.worker_cpus().is_empty() {
-            eprintln!("single-CPU machine: the manager needs a second core");
+        if !has_worker_cpu("the manager's task test", &topo) {
             return;
         }
         for q in [QueueKind::MutexFifo, QueueKind::Stealing] {
@@ -421,7 +426,7 @@ mod tests {
     #[test]
     fn signals_are_blocked_in_workers() {
         let topo = Topology::read().unwrap();
-        if topo.worker_cpus().is_empty() {
+        if !has_worker_cpu("the manager's signal-mask test", &topo) {
             return;
         }
         let m = Manager::start_on(&other_cfg(QueueKind::MutexFifo), &topo).unwrap();
