@@ -217,7 +217,11 @@ fn trace_draws_per_cpu_timelines_and_cleans_up() {
     let other = traces.iter().find(|t| t["policy"] == "other").unwrap();
     let fifo = traces.iter().find(|t| t["policy"] == "fifo").unwrap();
     // The trace's count of pre-empted children and rusage's involuntary switches tell the same story.
-    assert!(fifo["summary"]["child_preemptions"].as_u64() <= other["summary"]["child_preemptions"].as_u64());
+    let preemptions = |t: &serde_json::Value| {
+        t["summary"]["child_preemptions"].as_u64().unwrap_or_else(|| panic!("no child_preemptions in {t}"))
+    };
+    let (f, o) = (preemptions(fifo), preemptions(other));
+    assert!(f <= o, "FIFO children pre-empted {f} times, OTHER children {o}: FIFO should be pre-empted no more");
     let run_dir = std::fs::read_dir(out_dir.path().join("policies")).unwrap().next().unwrap().unwrap().path();
     let svg = std::fs::read_to_string(run_dir.join("trace_fifo_cpu_20.svg")).unwrap();
     assert!(svg.contains("CPU 1") && svg.contains("<rect"));

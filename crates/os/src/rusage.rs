@@ -172,7 +172,21 @@ mod tests {
         let r = wait_pid(child.id() as i32).unwrap();
         assert_eq!(r.status, ExitStatus::Exited(3));
         assert!(r.usage.max_rss_kb > 0);
-        let me = usage(Who::Process);
-        assert!(me.user_s + me.sys_s >= 0.0);
+    }
+
+    #[test]
+    fn this_threads_cpu_time_grows_while_it_computes() {
+        let cpu = |u: Usage| u.user_s + u.sys_s;
+        let before = cpu(usage(Who::Thread));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut x = 0u64;
+        while cpu(usage(Who::Thread)) < before + 0.02 && std::time::Instant::now() < deadline {
+            for i in 0..100_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+        let grown = cpu(usage(Who::Thread)) - before;
+        assert!(grown >= 0.02, "5 s of computing added {grown} s of CPU time (x = {x})");
+        assert!(cpu(usage(Who::Process)) >= cpu(usage(Who::Thread)), "the process has at least this thread's time");
     }
 }
