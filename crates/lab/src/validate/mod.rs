@@ -163,7 +163,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": {"idle": m.wake.idle, "preempt": m.wake.preempt, "task_preempt": m.wake.task_preempt, "remote_idle": m.wake.remote_idle, "remote_preempt": m.wake.remote_preempt}})).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": m.wake})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

@@ -40,10 +40,9 @@ impl LiveTrace<'_> {
         self.roots.iter().flat_map(|&r| self.timeline.descendants(r)).collect()
     }
 
-    /// Every other task that ran on the case's CPUs between the release and the stop, with the
-    /// CPUs it ran on then.
-    pub fn others(&self) -> Vec<(Pid, Vec<usize>)> {
-        let case = self.pids();
+    /// Every task but the case's (`case`: [`Self::pids`]) that ran on the case's CPUs between
+    /// the release and the stop, with the CPUs it ran on then.
+    pub fn others(&self, case: &BTreeSet<Pid>) -> Vec<(Pid, Vec<usize>)> {
         let mut out = Vec::new();
         for t in self.timeline.tasks.values().filter(|t| t.pid != 0 && !case.contains(&t.pid)) {
             let runs: Vec<usize> =
@@ -71,9 +70,8 @@ pub struct Replay {
 /// Import the case's tasks and everything else that ran on its CPUs from `live`, workload time
 /// 0 at the release.
 pub fn workload(live: &LiveTrace) -> Replay {
-    let case = live.pids();
-    let others = live.others();
-    let mut all = case.clone();
+    let mut all = live.pids();
+    let others = live.others(&all);
     all.extend(others.iter().map(|(p, _)| *p));
     let mut opts = ImportOptions::new(Select::Pids(all));
     opts.t0 = Some(live.release_ns);

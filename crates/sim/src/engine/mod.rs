@@ -68,7 +68,7 @@ impl Default for SimConfig {
 /// takes the interrupt, switches: nobody runs meanwhile). A wake-up that pre-empts lets the
 /// running task run on that long before it is switched out (the interrupt, or the waker's return
 /// from its system call, runs in its time, and the kernel charges it to that task).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct WakeDelays {
     /// A timer or device wake-up onto an idle CPU.
     pub idle: Dur,
