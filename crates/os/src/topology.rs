@@ -107,6 +107,18 @@ impl Topology {
         self.cores().into_iter().skip(1).map(|g| g[0]).collect()
     }
 
+    /// The same CPUs with every SMT thread counted as a core of its own. Tests of behaviour
+    /// (not speed) use it on a machine whose CPUs are threads of one core, where
+    /// `worker_cpus()` would be empty: the worker then shares the reserved core's pipelines.
+    pub fn threads_as_cores(&self) -> Topology {
+        let cpus = self
+            .cpus
+            .iter()
+            .map(|c| Cpu { core: c.id as i64, package: 0, siblings: vec![c.id], ..c.clone() })
+            .collect();
+        Topology { cpus }
+    }
+
     /// Every CPU outside the reserved core (where unpinned workers may float).
     pub fn non_reserved_cpus(&self) -> Vec<usize> {
         let reserved = self.reserved_core();
@@ -215,6 +227,21 @@ mod tests {
         let caches = t.caches();
         assert_eq!(caches.len(), 3, "{caches:?}"); // two private L1d + one shared L3
         assert_eq!(caches[2].size_bytes, 3 * 1024 * 1024);
+    }
+
+    #[test]
+    fn threads_as_cores_frees_the_first_cores_sibling() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "online", "0-1");
+        for cpu in 0..2 {
+            write(d.path(), &format!("cpu{cpu}/topology/core_id"), "0\n");
+            write(d.path(), &format!("cpu{cpu}/topology/thread_siblings_list"), "0-1\n");
+        }
+        let one_core = Topology::read_from(d.path()).unwrap();
+        assert_eq!(one_core.worker_cpus(), Vec::<usize>::new(), "two threads of one core: no worker CPU");
+        let shared = one_core.threads_as_cores();
+        assert_eq!(shared.cores(), vec![vec![0], vec![1]]);
+        assert_eq!((shared.reserved_core(), shared.worker_cpus()), (vec![0], vec![1]));
     }
 
     #[test]

@@ -43,12 +43,16 @@ pub struct QueueBench {
     pub rows: Vec<QueueRow>,
 }
 
-/// Run all four queues, interleaved repetition by repetition.
+/// Run all four queues, interleaved repetition by repetition, on this machine's topology.
 pub fn run(p: QueueBenchParams) -> Result<QueueBench> {
+    run_on(p, &Topology::read()?)
+}
+
+/// Run all four queues on the given topology (its first core submits, the others work).
+pub fn run_on(p: QueueBenchParams, topo: &Topology) -> Result<QueueBench> {
     if p.tasks == 0 || p.reps == 0 {
         bail!("invalid queue benchmark size: tasks={} reps={} (both must be ≥ 1)", p.tasks, p.reps);
     }
-    let topo = Topology::read()?;
     let cpus = topo.worker_cpus();
     if cpus.is_empty() {
         bail!("the queue benchmark needs a second core: the first is reserved for the submitting thread");
@@ -65,10 +69,15 @@ pub fn run(p: QueueBenchParams) -> Result<QueueBench> {
         samples[2].push(rayon_pool(p.tasks, &cpus)?);
         samples[3].push(channel_pool(p.tasks, &cpus));
     }
+    Ok(QueueBench { params: p, workers: cpus.len(), worker_cpus: cpus, rows: rows(&names, &samples) })
+}
+
+/// One row per queue: its mean ns/task and the first (mutex) queue's mean divided by it.
+fn rows(names: &[&str], samples: &[Vec<f64>]) -> Vec<QueueRow> {
     let base = MeanCi::of(&samples[0]).mean;
-    let rows = names
+    names
         .iter()
-        .zip(&samples)
+        .zip(samples)
         .map(|(n, s)| {
             let m = MeanCi::of(s);
             QueueRow {
@@ -77,8 +86,7 @@ pub fn run(p: QueueBenchParams) -> Result<QueueBench> {
                 speedup_vs_mutex: if m.mean > 0.0 { base / m.mean } else { 0.0 },
             }
         })
-        .collect();
-    Ok(QueueBench { params: p, workers: cpus.len(), worker_cpus: cpus, rows })
+        .collect()
 }
 
 fn ours(kind: QueueKind, n: usize, workers: usize) -> Result<f64> {
@@ -165,14 +173,29 @@ mod tests {
 
     #[test]
     fn every_queue_runs_all_tasks() {
-        let topo = Topology::read().unwrap();
-        if !crate::taskman::manager::tests::has_worker_cpu("the queue benchmark test", &topo) {
+        let Some(topo) = crate::taskman::manager::tests::worker_topology("the queue benchmark test") else {
             return;
+        };
+        let r = run_on(QueueBenchParams { tasks: 2_000, reps: 2 }, &topo).unwrap();
+        assert_eq!(
+            r.rows.iter().map(|row| row.queue.as_str()).collect::<Vec<_>>()[..2],
+            ["mutex-fifo (seed)", "stealing (ours)"]
+        );
+        assert_eq!((r.workers, r.worker_cpus.clone()), (topo.worker_cpus().len(), topo.worker_cpus()));
+        for row in &r.rows {
+            assert_eq!(row.ns_per_task.n, 2, "{}: one sample per repetition", row.queue);
+            // An empty task costs well under a millisecond on any queue; zero would mean nothing ran.
+            assert!(row.ns_per_task.mean > 0.0 && row.ns_per_task.mean < 1e6, "{}: {:?}", row.queue, row.ns_per_task);
         }
-        let r = run(QueueBenchParams { tasks: 2_000, reps: 2 }).unwrap();
-        assert_eq!(r.rows.len(), 4);
-        assert!(r.rows.iter().all(|row| row.ns_per_task.mean > 0.0 && row.ns_per_task.n == 2));
-        assert!((r.rows[0].speedup_vs_mutex - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn speedup_is_the_mutex_queues_time_over_each_queues_time() {
+        let samples = vec![vec![100.0, 300.0], vec![50.0], vec![400.0, 400.0], vec![]];
+        let r = rows(&["mutex", "fast", "slow", "empty"], &samples);
+        let speedups: Vec<f64> = r.iter().map(|row| row.speedup_vs_mutex).collect();
+        assert_eq!(speedups, vec![1.0, 4.0, 0.5, 0.0], "200/200, 200/50, 200/400, no samples");
+        assert_eq!(r[1].ns_per_task.mean, 50.0);
     }
 
     #[test]
