@@ -360,9 +360,10 @@ fn figures_of(sections: &Value) -> Vec<String> {
     v
 }
 
-fn reproduce(dir: &Path, args: &[&str]) -> Output {
+/// Run `schedlab` with `args`; its exit status must be `code` (1 = some experiment failed).
+fn reproduce(dir: &Path, args: &[&str], code: i32) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).current_dir(dir).args(args).output().unwrap();
-    assert!(matches!(out.status.code(), Some(0) | Some(1)), "reproduce: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     out
 }
 
@@ -371,7 +372,8 @@ fn the_reproduce_report_renders_in_chromium_with_every_section_and_figure() {
     let Some(exe) = chromium_or_skip("report_browser") else { return };
     let dir = tempfile::tempdir().unwrap();
     let listed: Value =
-        serde_json::from_slice(&reproduce(dir.path(), &["reproduce", "--list", "--quick", "--json"]).stdout).unwrap();
+        serde_json::from_slice(&reproduce(dir.path(), &["reproduce", "--list", "--quick", "--json"], 0).stdout)
+            .unwrap();
     // The registered experiments as `reproduce --quick` runs them: the quickest one when there
     // are any (a test must stay short), none when this build registers none.
     let mut args = vec!["reproduce", "--quick", "--json"];
@@ -384,7 +386,7 @@ fn the_reproduce_report_renders_in_chromium_with_every_section_and_figure() {
     if let Some(name) = &fastest {
         args.extend(["--only", name]);
     }
-    let doc: Value = serde_json::from_slice(&reproduce(dir.path(), &args).stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&reproduce(dir.path(), &args, 0).stdout).unwrap();
     let page = check_report(&exe, &dir.path().join("report/index.html"), "registered", &figures_of(&doc["sections"]));
     if let Some(name) = fastest {
         assert!(page["experiments"].as_array().unwrap().contains(&json!(name)));
@@ -399,6 +401,7 @@ fn a_report_with_figures_in_every_seed_renders_cleanly() {
     let out = reproduce(
         dir.path(),
         &["reproduce", "--quick", "--json", "--test-drill", "20ms,20ms,20ms,20ms,20ms,unsupported,fail"],
+        1, // the "fail" drill fails on purpose
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let expected = figures_of(&doc["sections"]);

@@ -78,7 +78,23 @@ fn human_table_marks_the_best() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = String::from_utf8_lossy(&o.stdout);
-    assert!(s.contains("srtf") && s.contains('*'), "{s}");
+    // Whitespace-split words of the two policy rows: the border, the policy and "(per-CPU
+    // queues)" come first, so avg waiting is word 4 and ctx switches word 11.
+    let row = |policy: &str| -> Vec<String> {
+        let line = s.lines().find(|l| l.contains(&format!("{policy} (per-CPU"))).unwrap_or_else(|| panic!("{s}"));
+        line.split_whitespace().map(String::from).collect()
+    };
+    let (fcfs, srtf) = (row("fcfs"), row("srtf"));
+    let value = |cell: &str| cell.trim_end_matches('*').parse::<f64>().unwrap();
+    for (column, lower_is_better) in [(4, "avg waiting"), (11, "ctx switches")] {
+        let (a, b) = (value(&fcfs[column]), value(&srtf[column]));
+        assert_ne!(a, b, "{lower_is_better}: a tie would not test the mark\n{s}");
+        let (best, other) = if a < b { (&fcfs, &srtf) } else { (&srtf, &fcfs) };
+        assert!(best[column].ends_with('*'), "{lower_is_better}: the lower value is starred\n{s}");
+        assert!(!other[column].ends_with('*'), "{lower_is_better}: only the lower value is starred\n{s}");
+    }
+    // SRTF runs the shortest remaining burst first, so it waits less than FCFS here.
+    assert!(srtf[4].ends_with('*'), "{s}");
 }
 
 fn rejected(json: &str, field: &str) {

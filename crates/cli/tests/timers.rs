@@ -101,16 +101,19 @@ fn bench_json_reports_every_implementation_and_the_ratio() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
+    let r = &doc["results"];
+    // 50,000 inserts, 5,000 cancels, 45,000 expiries, each implementation timed once.
+    assert_eq!((r["expired_per_run"].as_u64(), r["ops_per_run"].as_u64()), (Some(45_000), Some(100_000)));
     for imp in ["schedlab_wheel", "schedlab_heap", "std_binaryheap", "tokio_delayqueue"] {
-        assert!(doc["results"]["implementations"][imp]["mops"].as_f64().unwrap() > 0.0, "{imp}");
+        assert_eq!(r["implementations"][imp]["round_s"].as_array().map(Vec::len), Some(1), "{imp}");
     }
-    let wheel = doc["results"]["implementations"]["schedlab_wheel"]["mops"].as_f64().unwrap();
-    let best = ["std_binaryheap", "tokio_delayqueue"]
-        .iter()
-        .map(|p| doc["results"]["implementations"][p]["mops"].as_f64().unwrap())
-        .fold(0.0, f64::max);
-    let ratio = doc["results"]["wheel_vs_best_peer"].as_f64().unwrap();
-    assert!((ratio - wheel / best).abs() < 1e-9, "ratio {ratio} vs {wheel}/{best}");
+    assert!(["std_binaryheap", "tokio_delayqueue"].contains(&r["best_peer"].as_str().unwrap()), "{r}");
+    // The verdict judges the printed ratio against our goal of at least 1.0×.
+    let ratio = r["wheel_vs_best_peer"].as_f64().unwrap();
+    let verdict = &doc["verdicts"][0];
+    assert_eq!(verdict["detail"], format!("wheel_vs_best_peer = {ratio:.2}"), "{verdict}");
+    let expected = if ratio >= 1.0 { "reproduced" } else { "differs" };
+    assert_eq!(verdict["outcome"], expected, "{verdict}");
 }
 
 #[test]

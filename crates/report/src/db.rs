@@ -572,7 +572,14 @@ mod tests {
         assert_eq!(run.data["ops"]["control"], 100);
         assert_eq!(run.section.as_ref().unwrap().tables[0].rows[0][0], "1");
         assert_eq!(run.section.as_ref().unwrap().data, Value::Null); // stored once, in `data`
-        assert!(run.duration_s().unwrap() < 60.0, "a run of a few milliseconds");
+        let took = run.duration_s().unwrap();
+        assert!((0.0..60.0).contains(&took), "a run of a few milliseconds took {took} s");
+        let mut timed = run;
+        (timed.started_utc, timed.finished_utc) =
+            ("2026-01-01T23:59:00Z".into(), Some("2026-01-02T00:00:30.250Z".into()));
+        assert_eq!(timed.duration_s(), Some(90.25), "across midnight, to the millisecond");
+        timed.finished_utc = None;
+        assert_eq!(timed.duration_s(), None, "an unfinished run has no duration");
         let id2 = db.start(&new_run("wrr"), &prov()).unwrap();
         db.finish(id2, &section("wrr", Status::Unsupported("needs root".into()))).unwrap();
         let r2 = db.get(id2).unwrap();
