@@ -200,13 +200,19 @@ mod tests {
 
     #[test]
     fn finish_collects_output_after_sigterm() {
-        let specs = vec![WrrTask {
-            weight: 1,
-            argv: vec!["sh".into(), "-c".into(), "trap 'echo done; exit 0' TERM; while :; do sleep 0.01; done".into()],
-        }];
+        // The shell touches a marker once its trap is set, so SIGTERM never beats the trap.
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("trap-set");
+        let script =
+            format!("trap 'echo done; exit 0' TERM; touch '{}'; while :; do sleep 0.01; done", ready.display());
+        let specs = vec![WrrTask { weight: 1, argv: vec!["sh".into(), "-c".into(), script] }];
         let mut set = TaskSet::spawn(&specs, &[]).unwrap();
         set.release(0).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !ready.exists() {
+            assert!(std::time::Instant::now() < deadline, "the shell did not set its trap within 20 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let ends = set.finish(Duration::from_secs(2));
         assert_eq!(ends[0].output.trim(), "done");
         assert_eq!(ends[0].status, Some(ExitStatus::Exited(0)));
