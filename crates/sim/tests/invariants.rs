@@ -360,3 +360,51 @@ fn an_idling_policy_is_caught() {
     assert!(r.idle_violations > 0);
     assert!(check(&w, &r).is_err());
 }
+
+#[test]
+fn the_protocol_check_catches_a_host_that_breaks_the_protocol() {
+    // The negative control for `Checked`: a host that keeps the protocol leaves no violation;
+    // each broken call sequence below leaves one that names the offending call.
+    use schedlab_sim::{EnqueueReason::New, Policy, TaskView};
+    type Steps = fn(&mut Checked);
+    let kept: Steps = |p| {
+        p.enqueue(&TaskView::new(0), New, 0);
+        let pick = p.pick_next(0, 0).unwrap();
+        p.charge(pick.task, 5, 5);
+        p.task_exit(0);
+    };
+    let broken: [(&str, Steps); 6] = [
+        ("enqueue", |p| (0..2).for_each(|_| p.enqueue(&TaskView::new(0), New, 0))),
+        ("enqueue", |p| {
+            p.enqueue(&TaskView::new(0), New, 0);
+            p.pick_next(0, 0);
+            p.enqueue(&TaskView::new(0), New, 1); // re-queued without the charge
+        }),
+        ("charge", |p| p.charge(0, 5, 5)),
+        ("blocked", |p| {
+            p.enqueue(&TaskView::new(0), New, 0);
+            p.blocked(0, 1);
+        }),
+        ("task_exit", |p| {
+            p.enqueue(&TaskView::new(0), New, 0);
+            p.task_exit(0);
+        }),
+        ("prio_changed", |p| {
+            p.enqueue(&TaskView::new(0), New, 0);
+            p.prio_changed(&TaskView::new(0), 1);
+        }),
+    ];
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let mut p = Checked::new(by_spec("fcfs").unwrap(), calls.clone());
+    kept(&mut p);
+    assert!(calls.lock().unwrap().is_empty() && p.leftovers().is_empty(), "{:?}", calls.lock().unwrap());
+    for (call, steps) in broken {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        steps(&mut Checked::new(by_spec("fcfs").unwrap(), calls.clone()));
+        let seen = calls.lock().unwrap();
+        assert!(seen.iter().any(|v| v.starts_with(call)), "{call}: {seen:?}");
+    }
+    let mut left = Checked::new(by_spec("fcfs").unwrap(), calls.clone());
+    left.enqueue(&TaskView::new(3), New, 0);
+    assert_eq!(left.leftovers(), vec![(3, "Queued".to_string())], "a task the host never ran is left over");
+}

@@ -63,6 +63,9 @@ pub struct Queue<T> {
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
+    /// A deliberately broken mutex queue for negative controls: pushes to the front (LIFO).
+    #[cfg(test)]
+    push_front: bool,
 }
 
 /// A worker's own side of a queue (its deque, for the stealing queue).
@@ -98,6 +101,8 @@ impl<T> Queue<T> {
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
+            #[cfg(test)]
+            push_front: false,
         };
         (q, locals)
     }
@@ -105,6 +110,8 @@ impl<T> Queue<T> {
     /// Append a task (FCFS) and wake a sleeping worker if there is one.
     pub fn push(&self, t: T) {
         match &self.inner {
+            #[cfg(test)]
+            Inner::Mutex(m) if self.push_front => m.lock().unwrap_or_else(|p| p.into_inner()).push_front(t),
             Inner::Mutex(m) => m.lock().unwrap_or_else(|p| p.into_inner()).push_back(t),
             Inner::Stealing { injector, .. } => injector.push(t),
         }
@@ -187,18 +194,37 @@ mod tests {
     use proptest::prelude::*;
     use std::sync::Arc;
 
+    /// Push every item, then let the one worker take them all: the order it got them in.
+    fn one_worker_order(q: Queue<u32>, locals: Vec<Local<u32>>, items: &[u32]) -> Vec<u32> {
+        for &i in items {
+            q.push(i);
+        }
+        let out: Vec<u32> = std::iter::from_fn(|| q.try_pop(&locals[0])).collect();
+        assert!(q.is_empty());
+        out
+    }
+
     proptest! {
         /// With one worker both queues hand tasks out in arrival order (FCFS), like a VecDeque.
         #[test]
         fn single_worker_order_is_fcfs(items in proptest::collection::vec(0u32..1000, 0..200), stealing in any::<bool>()) {
             let kind = if stealing { QueueKind::Stealing } else { QueueKind::MutexFifo };
             let (q, locals) = Queue::new(kind, 1);
-            for &i in &items { q.push(i); }
-            let mut out = Vec::new();
-            while let Some(x) = q.try_pop(&locals[0]) { out.push(x); }
-            prop_assert_eq!(out, items);
-            prop_assert!(q.is_empty());
+            prop_assert_eq!(one_worker_order(q, locals, &items), items);
         }
+    }
+
+    #[test]
+    fn a_mutex_queue_that_pushes_to_the_front_breaks_fcfs() {
+        // The negative control: the same check on a LIFO variant of the mutex queue fails. (A
+        // LIFO deque in the stealing queue would not do: crossbeam's batch steal fills a LIFO
+        // deque in reverse, so one worker still sees FCFS order.)
+        let items: Vec<u32> = (0..50).collect();
+        let (mut q, locals) = Queue::new(QueueKind::MutexFifo, 1);
+        q.push_front = true;
+        let out = one_worker_order(q, locals, &items);
+        assert_ne!(out, items, "the FCFS check would not notice a LIFO queue");
+        assert_eq!(out.iter().rev().copied().collect::<Vec<_>>(), items, "every task once, backwards");
     }
 
     #[test]

@@ -197,17 +197,36 @@ mod tests {
         assert_eq!("Poisson".parse::<Fun>().unwrap(), Fun::Poisson);
     }
 
+    /// The first of `n` sends that came before the one preceding it: (index, previous, time).
+    fn first_step_back(a: &mut dyn Arrival, n: usize) -> Option<(usize, f64, f64)> {
+        let mut last = 0.0;
+        for i in 0..n {
+            let t = a.next_send_s();
+            if t < last {
+                return Some((i, last, t));
+            }
+            last = t;
+        }
+        None
+    }
+
     proptest::proptest! {
         #[test]
         fn send_times_never_go_back(seed in 0u64..1000, f in 0usize..5, wait in 1e-6f64..1e-2) {
             let p = ArrivalParams { fun: Fun::ALL[f], wait, lambda: 1.0 / wait, mu: wait, var: wait * wait, inc: 0.01 };
-            let mut a = p.build(seed, 0).unwrap();
-            let mut last = 0.0;
-            for _ in 0..500 {
-                let t = a.next_send_s();
-                proptest::prop_assert!(t >= last);
-                last = t;
-            }
+            let back = first_step_back(p.build(seed, 0).unwrap().as_mut(), 500);
+            proptest::prop_assert!(back.is_none(), "{}: send {:?} went back", p.fun, back);
         }
+    }
+
+    #[test]
+    fn a_normal_process_that_keeps_negative_gaps_is_caught() {
+        // The negative control: with σ = µ about one gap in six is negative, so 500 sends of the
+        // untruncated process step back in time.
+        let rng = ChaCha8Rng::seed_from_u64(3);
+        let mut broken = Normal::new(0.001, 1e-6, rng.clone());
+        broken.untruncated = true;
+        assert!(first_step_back(&mut broken, 500).is_some());
+        assert_eq!(first_step_back(&mut Normal::new(0.001, 1e-6, rng), 500), None);
     }
 }

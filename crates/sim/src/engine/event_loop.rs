@@ -12,6 +12,13 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
+#[cfg(test)]
+thread_local! {
+    /// A deliberately broken lean engine, for the negative control of the lean/general
+    /// equivalence: when set, the lean engine records every finish 1 ns late.
+    static LEAN_FINISHES_LATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// `LEAN`: compiled for the plainest runs (see [`can_run_lean`]), which large sweeps and the
 /// benchmark are: one CPU, so the loops over CPUs become straight code; and nothing that would
 /// ever enter the event heap or take a lock, so those checks go from every event.
@@ -651,6 +658,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         } else {
             ts.phase = Phase::Done;
             ts.finish = now;
+            #[cfg(test)]
+            if LEAN && LEAN_FINISHES_LATE.with(std::cell::Cell::get) {
+                ts.finish += 1;
+            }
             self.acc.add(&ts.sums(spec));
             self.unfinished -= 1;
             let q = ts.queue as usize;
@@ -1046,6 +1057,34 @@ mod tests {
                 }
                 assert!(!scan_specs(&s).plain, "task {i}, change {change}");
             }
+        }
+    }
+
+    #[test]
+    fn the_equivalence_check_catches_a_broken_lean_engine() {
+        // tests/invariants.rs checks that the lean and general engines agree. That check means
+        // something only if its workloads take the lean engine and a wrong lean result shows:
+        // with the lean engine made to finish every task 1 ns late, they must differ.
+        use crate::engine::simulate;
+        use crate::policies::by_spec;
+        let w = Workload {
+            cpus: Some(1),
+            tasks: [(0, 5_000), (1_000, 2_000), (1_500, 9_000)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(arrival, burst))| TaskSpec::cpu(&format!("T{i}"), arrival, burst))
+                .collect(),
+        };
+        let lean_cfg = SimConfig { record_slices: false, ..SimConfig::default() };
+        let general_cfg = SimConfig { check_invariants: true, ..lean_cfg.clone() };
+        for spec in ["fcfs", "rr:quantum=2", "sjf"] {
+            let run = |cfg: &SimConfig| simulate(&w, by_spec(spec).unwrap().as_mut(), cfg);
+            assert_eq!(run(&lean_cfg), run(&general_cfg), "{spec}: the engines agree");
+            LEAN_FINISHES_LATE.with(|b| b.set(true));
+            let (broken, general) = (run(&lean_cfg), run(&general_cfg));
+            LEAN_FINISHES_LATE.with(|b| b.set(false));
+            assert_ne!(broken, general, "{spec}: the check would not notice a broken lean engine");
+            assert_eq!(broken.tasks[0].finish, general.tasks[0].finish.map(|f| f + 1), "{spec}");
         }
     }
 

@@ -41,11 +41,22 @@ pub struct Tree {
     root: u32,
     len: usize,
     seq: u64,
+    /// A deliberately broken tree for the negative control: removal leaves the subtree
+    /// minima above the removed node stale.
+    #[cfg(test)]
+    stale_on_remove: bool,
 }
 
 impl Default for Tree {
     fn default() -> Self {
-        Tree { nodes: Vec::new(), root: NIL, len: 0, seq: 0 }
+        Tree {
+            nodes: Vec::new(),
+            root: NIL,
+            len: 0,
+            seq: 0,
+            #[cfg(test)]
+            stale_on_remove: false,
+        }
     }
 }
 
@@ -129,6 +140,10 @@ impl Tree {
             let r = self.insert_at(self.nodes[at as usize].right, x);
             self.nodes[at as usize].right = r;
         }
+        #[cfg(test)]
+        if self.stale_on_remove {
+            return at;
+        }
         self.pull(at);
         at
     }
@@ -194,6 +209,10 @@ impl Tree {
         } else {
             let r = self.remove_at(self.nodes[at as usize].right, x);
             self.nodes[at as usize].right = r;
+        }
+        #[cfg(test)]
+        if self.stale_on_remove {
+            return at;
         }
         self.pull(at);
         at
@@ -500,28 +519,48 @@ mod tests {
 
         /// Against a sorted list: same order, same pick, same least vruntime after any sequence.
         #[test]
-        fn matches_a_sorted_list(ops in prop::collection::vec((0usize..40, -50i64..50, -50i64..50, any::<bool>()), 1..300),
-                                 limit in -50i64..50) {
-            let mut t = Tree::default();
-            let mut list: Vec<(i64, u64, usize, i64)> = Vec::new();
-            let mut seq = 0;
-            for (id, d, v, ins) in ops {
-                if ins && !t.contains(id) {
-                    seq += 1;
-                    t.insert(id, d, v);
-                    list.push((d, seq, id, v));
-                } else if !ins {
-                    let was = list.iter().position(|e| e.2 == id);
-                    prop_assert_eq!(t.remove(id), was.is_some());
-                    if let Some(p) = was {
-                        list.remove(p);
-                    }
-                }
-                list.sort();
-                prop_assert_eq!(t.in_order(), list.iter().map(|e| e.2).collect::<Vec<_>>());
-                prop_assert_eq!(t.pick(|x| x <= limit), list.iter().find(|e| e.3 <= limit).map(|e| e.2));
-                prop_assert_eq!(t.min_vruntime(), list.iter().map(|e| e.3).min());
-            }
+        fn matches_a_sorted_list((ops, limit) in tree_ops()) {
+            tree_matches_a_sorted_list(Tree::default(), &ops, limit)?;
         }
+    }
+
+    type TreeOp = (usize, i64, i64, bool);
+
+    fn tree_ops() -> impl Strategy<Value = (Vec<TreeOp>, i64)> {
+        (prop::collection::vec((0usize..40, -50i64..50, -50i64..50, any::<bool>()), 1..300), -50i64..50)
+    }
+
+    fn tree_matches_a_sorted_list(mut t: Tree, ops: &[TreeOp], limit: i64) -> Result<(), TestCaseError> {
+        let mut list: Vec<(i64, u64, usize, i64)> = Vec::new();
+        let mut seq = 0;
+        for &(id, d, v, ins) in ops {
+            if ins && !t.contains(id) {
+                seq += 1;
+                t.insert(id, d, v);
+                list.push((d, seq, id, v));
+            } else if !ins {
+                let was = list.iter().position(|e| e.2 == id);
+                prop_assert_eq!(t.remove(id), was.is_some());
+                if let Some(p) = was {
+                    list.remove(p);
+                }
+            }
+            list.sort();
+            prop_assert_eq!(t.in_order(), list.iter().map(|e| e.2).collect::<Vec<_>>());
+            prop_assert_eq!(t.pick(|x| x <= limit), list.iter().find(|e| e.3 <= limit).map(|e| e.2));
+            prop_assert_eq!(t.min_vruntime(), list.iter().map(|e| e.3).min());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_sorted_list_check_catches_stale_subtree_minima() {
+        // The negative control: a tree that does not refresh the minima after a removal (what
+        // the kernel's min_vruntime_cb is for) picks or reports wrongly, and the check sees it.
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let broken = runner.run(&tree_ops(), |(ops, limit)| {
+            tree_matches_a_sorted_list(Tree { stale_on_remove: true, ..Tree::default() }, &ops, limit)
+        });
+        assert!(broken.is_err(), "the check passed a tree with stale minima");
     }
 }

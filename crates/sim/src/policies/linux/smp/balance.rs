@@ -12,7 +12,7 @@
 //!   overloaded, `group_classify()`); the busiest other CPU; the kind and size of the imbalance
 //!   (`calculate_imbalance()`: tasks to even the counts when the local CPU has spare capacity,
 //!   load to even the average loads when both are busy, a misfit task); then
-//!   `detach_tasks()` from the least recently run end of the busiest CPU's list, skipping tasks
+//!   `detach_tasks()` from the least recently run end of the busiest CPU's list, passing over tasks
 //!   that are running, not allowed here, cache-hot (ran less than 0.5 ms ago, unless balancing
 //!   failed twice) or ineligible on their queue while this one has tasks (unless it failed),
 //!   and for load, tasks heavier than the imbalance (halved per failure).
