@@ -1,7 +1,7 @@
 //! `schedlab wrr` end to end: bad input is refused before anything starts, a short live run
 //! prints the promised JSON, and killing the dispatcher (SIGKILL or SIGTERM) leaves no task
 //! stopped, at an RT priority, or running at all. Live tests need root; CI runs as root, so
-//! there they must run (a non-root CI fails loudly instead of skipping).
+//! there they must run (a non-root CI fails loudly instead of passing unchecked).
 
 use schedlab_os::procfs;
 use std::process::{Command, Output, Stdio};
