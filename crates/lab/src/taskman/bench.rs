@@ -349,12 +349,13 @@ mod tests {
         assert_eq!(c.samples.len(), 2);
         assert!(c.time().mean > 0.0 && c.time().mean < 60.0, "{:?}", c.time());
         // Each run faults the fresh 5 MiB array in page by page: 1,280 faults of 4 KiB, or as
-        // few as 3 of 2 MiB when transparent huge pages are on "always". Software counters
-        // always exist here, so a missing one is a failure, not "not supported".
+        // few as 2 of 2 MiB when transparent huge pages are on "always" — less the odd page the
+        // allocator has touched already (1,278 seen here), hence 90%. Software counters always
+        // exist here, so a missing one is a failure, not "not supported".
         let faults = c.counter(Event::PageFaults).unwrap().mean;
         let small_pages = (p.array_bytes / 4096) as f64;
         let fewest = (p.array_bytes as f64 / huge_page_bytes_if_always().unwrap_or(4096) as f64).floor();
-        assert!(faults >= fewest && faults < 10.0 * small_pages, "{faults} faults for {small_pages} pages");
+        assert!(faults >= 0.9 * fewest && faults < 10.0 * small_pages, "{faults} faults for {small_pages} pages");
         let j = c.to_json();
         assert_eq!(j["config"], "D");
         assert_eq!(j["time_s"]["mean"].as_f64(), Some(c.time().mean));
