@@ -12,8 +12,21 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// A duration such as `10ms`, `1.5s`, `0s`. Negative values are rejected with the value named.
+/// The longest duration any argument takes: a live run or a simulated span of a day is already
+/// far past what a laboratory run is for, and the bound keeps `1e99s` an error, not a panic.
+pub const LONGEST: Duration = Duration::from_secs(24 * 3600);
+
+/// A duration such as `10ms`, `1.5s`, `0s`, at most [`LONGEST`]. Negative and longer values are
+/// rejected with the value named.
 pub fn duration(s: &str) -> Result<Duration, String> {
+    let d = unbounded_duration(s)?;
+    if d > LONGEST {
+        return Err(format!("'{s}' is longer than the longest duration schedlab takes (24h)"));
+    }
+    Ok(d)
+}
+
+fn unbounded_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!("'{s}' is negative; durations must be positive, e.g. 10ms"));
@@ -29,7 +42,8 @@ pub fn duration(s: &str) -> Result<Duration, String> {
             "" => return Err(format!("'{s}' has no unit; write e.g. 10ms, 250us or 2s")),
             _ => return humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration ({e})")),
         };
-        return Ok(Duration::from_secs_f64(num * scale));
+        // An overflowing or infinite number is past any bound: the caller says so.
+        return Ok(Duration::try_from_secs_f64(num * scale).unwrap_or(Duration::MAX));
     }
     humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration like 10ms or 1.5s ({e})"))
 }
@@ -91,6 +105,10 @@ mod tests {
         assert!(duration("10").unwrap_err().contains("no unit"));
         assert!(positive_duration("0ms").unwrap_err().contains("0ms"));
         assert!(duration("fast").is_err());
+        assert_eq!(duration("24h").unwrap(), LONGEST);
+        for huge in ["1e99s", "1e400s", "25h", "2days", "86400.001s"] {
+            assert!(duration(huge).unwrap_err().contains("longer than"), "{huge}");
+        }
     }
 
     #[test]

@@ -92,7 +92,12 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
 #[test]
 fn bad_input_is_rejected_before_anything_is_spawned() {
     let out_dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cpus = schedlab_os::affinity::online_cpus();
+    let every_cpu = format!("0-{}", cpus - 1);
+    let rt_everywhere: &[&str] = &["--policy", "fifo", "--cpus", &every_cpu];
+    let mut cases: Vec<(&[&str], &str)> = vec![
+        (&["--timeout", "1e99s"], "1e99s"),
+        (&["--timeout", "25h"], "25h"),
         (&["--cpus", "3-1"], "3-1"),
         (&["--cpus", "4000"], "4000"),
         (&["--policy", "other,fast"], "fast"),
@@ -102,6 +107,10 @@ fn bad_input_is_rejected_before_anything_is_spawned() {
         (&["--policy", "fifo", "--priority", "99"], "99"),
         (&["--workload", "gpu"], "gpu"),
     ];
+    if cpus > 1 {
+        // Real-time children on every CPU (a one-CPU machine has no other choice).
+        cases.push((rt_everywhere, "every CPU"));
+    }
     for (args, named) in cases {
         let out = run(schedlab().args(["policies", "run", "--out"]).arg(out_dir.path()).args(args));
         let err = String::from_utf8_lossy(&out.stderr);

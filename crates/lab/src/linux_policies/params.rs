@@ -101,7 +101,9 @@ mod secs {
         s.serialize_f64(d.as_secs_f64())
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_secs_f64(f64::deserialize(d)?))
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs)
+            .map_err(|e| serde::de::Error::custom(format!("{secs} is not a duration in seconds ({e})")))
     }
 }
 
@@ -183,6 +185,17 @@ impl Params {
                     schedlab_os::affinity::format_cpu_list(&allowed)
                 );
             }
+        }
+        let online = schedlab_os::affinity::online_cpus();
+        let rt_on_every_cpu = online > 1 && (0..online).all(|c| self.cpus.contains(&c));
+        if rt_on_every_cpu && self.policies.iter().any(|p| matches!(p, LinuxPolicy::Fifo | LinuxPolicy::Rr)) {
+            // On one CPU there is no other choice, and RT throttling keeps 5% for the rest.
+            bail!(
+                "--cpus {} would put CPU-bound real-time children on every CPU; leave at least one CPU for \
+                 the harness and the system (e.g. --cpus 1-{})",
+                schedlab_os::affinity::format_cpu_list(&self.cpus),
+                online - 1
+            );
         }
         if self.timeout.is_zero() {
             bail!("invalid --timeout 0s: each case needs time to run");
@@ -289,6 +302,17 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_that_is_no_duration_is_an_error_not_a_panic() {
+        let mut doc = serde_json::to_value(base()).unwrap();
+        assert_eq!(serde_json::from_value::<Params>(doc.clone()).unwrap().timeout, base().timeout);
+        for bad in [-1.0, 1e300] {
+            doc["timeout"] = serde_json::json!(bad);
+            let e = serde_json::from_value::<Params>(doc.clone()).unwrap_err().to_string();
+            assert!(e.contains("not a duration in seconds"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn quick_params_are_valid() {
         base().validate().unwrap();
         assert_eq!(base().cases().len(), 3 * 3 * QUICK_PROCS.len());
@@ -310,6 +334,19 @@ mod tests {
         p.cpus = vec![4096];
         assert!(p.validate().unwrap_err().to_string().contains("4096"));
         assert!("gpu".parse::<WorkloadKind>().unwrap_err().contains("gpu"));
+    }
+
+    #[test]
+    fn real_time_children_may_not_take_every_cpu() {
+        let online = schedlab_os::affinity::online_cpus();
+        let mut p = base();
+        p.cpus = (0..online).collect();
+        p.policies = vec![LinuxPolicy::Other, LinuxPolicy::Fifo];
+        if online > 1 {
+            assert!(p.validate().unwrap_err().to_string().contains("every CPU"));
+            p.policies = vec![LinuxPolicy::Other, LinuxPolicy::Deadline];
+        }
+        p.validate().expect("SCHED_OTHER and DEADLINE may use every CPU; so may anything on a one-CPU machine");
     }
 
     #[test]
