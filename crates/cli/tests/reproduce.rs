@@ -190,6 +190,15 @@ fn shards_split_the_experiments_and_merge_back() {
         assert!(html.contains(&format!(r#"data-experiment="drill-{k}""#)), "merged report lacks drill-{k}");
     }
     assert_eq!(html.matches("<figure").count(), 5);
+    // A source that is no database fails the merge and leaves no new, empty target behind; an
+    // existing target keeps its runs.
+    std::fs::write(dir.path().join("corrupt.db"), "not a database").unwrap();
+    for target in ["new.db", "all.db"] {
+        let out = schedlab(dir.path()).args(["results", "merge", "corrupt.db", "--db", target]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(!dir.path().join("new.db").exists(), "a failed merge left the database it created");
+    assert_eq!(runs(dir.path(), "all.db").len(), 5, "the failed merge changed the existing database");
 }
 
 #[test]

@@ -159,12 +159,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     bail!("cannot merge {}: no such file", s.display());
                 }
             }
+            let created = !args.db.exists();
             let mut db = host::open_db(&args.db)?;
             let mut t =
                 Table::new(format!("Merged into {}", args.db.display()), &["source", "added", "already present"]);
             let mut rows = Vec::new();
             for s in &sources {
-                let m = db.merge_from(s)?;
+                let m = match db.merge_from(s) {
+                    Ok(m) => m,
+                    Err(e) if created => {
+                        // A database this command created holds nothing the user had: leave no
+                        // empty file behind to be mistaken for a merge.
+                        drop(db);
+                        remove_database(&args.db);
+                        return Err(e);
+                    }
+                    Err(e) => return Err(e),
+                };
                 t.row(vec![s.display().to_string(), m.added.to_string(), m.already_present.to_string()]);
                 rows.push(json!({ "source": s, "added": m.added, "already_present": m.already_present }));
             }
@@ -200,5 +211,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!("report: {} ({} experiments from {})", path.display(), sections.len(), args.db.display());
             Ok(())
         }
+    }
+}
+
+/// Remove an SQLite database file and the journal files SQLite keeps beside it.
+fn remove_database(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
     }
 }
