@@ -377,7 +377,8 @@ pub(crate) mod tests {
 
     /// The topology a manager test runs on. The manager pins workers outside the first core;
     /// where the machine's CPUs are all threads of that core, the test shares it (it checks
-    /// behaviour, not speed) instead of skipping. Only a one-CPU machine goes to the gate.
+    /// behaviour, not speed) rather than leave the test unrun. Only a one-CPU machine goes to
+    /// the gate.
     pub(crate) fn worker_topology(test: &str) -> Option<Topology> {
         let topo = Topology::read().unwrap();
         if !topo.worker_cpus().is_empty() {
