@@ -64,8 +64,8 @@ pub fn run_on(p: QueueBenchParams, topo: &Topology) -> Result<QueueBench> {
         if schedlab_os::signals::stop_requested() {
             break;
         }
-        samples[0].push(ours(QueueKind::MutexFifo, p.tasks, cpus.len())?);
-        samples[1].push(ours(QueueKind::Stealing, p.tasks, cpus.len())?);
+        samples[0].push(ours(QueueKind::MutexFifo, p.tasks, topo)?);
+        samples[1].push(ours(QueueKind::Stealing, p.tasks, topo)?);
         samples[2].push(rayon_pool(p.tasks, &cpus)?);
         samples[3].push(channel_pool(p.tasks, &cpus));
     }
@@ -89,15 +89,16 @@ fn rows(names: &[&str], samples: &[Vec<f64>]) -> Vec<QueueRow> {
         .collect()
 }
 
-fn ours(kind: QueueKind, n: usize, workers: usize) -> Result<f64> {
+/// Our manager on the same topology as the peers, one worker per worker CPU.
+fn ours(kind: QueueKind, n: usize, topo: &Topology) -> Result<f64> {
     let cfg = ManagerConfig {
-        workers: Some(workers),
+        workers: Some(topo.worker_cpus().len()),
         policy: LinuxPolicy::Other,
         steer_irqs: false,
         queue: kind,
         ..Default::default()
     };
-    let m = Manager::<()>::start(&cfg)?;
+    let m = Manager::<()>::start_on(&cfg, topo)?;
     let t0 = Instant::now();
     for _ in 0..n {
         m.submit(|_| ());
