@@ -55,6 +55,9 @@ enum Command {
     Workload(cmd::workload::Args),
     /// The results database: list, show, compare, export and merge past runs.
     Results(cmd::results::Args),
+    /// Undo what live runs killed with SIGKILL left behind (children, cgroups, trace
+    /// instances, IRQ masks), from the journal.
+    Restore(cmd::restore::Args),
 }
 
 impl Command {
@@ -62,9 +65,25 @@ impl Command {
     /// letting SIGINT end it at once). Commands that never poll keep the default dispositions.
     fn polls_stop(&self) -> bool {
         match self {
-            Command::Sim(_) | Command::Results(_) => false,
+            Command::Sim(_) | Command::Results(_) | Command::Restore(_) => false,
             Command::Workload(a) => a.polls_stop(),
             _ => true,
+        }
+    }
+
+    /// Whether the command changes the machine, and so first undoes what runs killed without
+    /// cleaning up left (the journal), so the machine heals itself on the next live use.
+    fn changes_machine(&self) -> bool {
+        match self {
+            Command::Reproduce(_) => true,
+            Command::Timers(a) => a.changes_machine(),
+            Command::Policies(a) => a.changes_machine(),
+            Command::Taskman(a) => a.changes_machine(),
+            Command::Wrr(a) => a.changes_machine(),
+            Command::Livelock(a) => a.changes_machine(),
+            Command::Trace(a) => a.changes_machine(),
+            Command::Validate(a) => a.changes_machine(),
+            Command::Sim(_) | Command::Workload(_) | Command::Results(_) | Command::Restore(_) => false,
         }
     }
 }
@@ -73,6 +92,10 @@ fn main() {
     let cli = Cli::parse();
     if cli.command.polls_stop() {
         schedlab_os::signals::install_stop_handler();
+    }
+    if cli.command.changes_machine() {
+        cmd::restore::heal_before_live_run();
+        cmd::restore::start_guardian();
     }
     let result = match cli.command {
         Command::Reproduce(a) => cmd::reproduce::run(a),
@@ -86,6 +109,7 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Results(a) => cmd::results::run(a),
+        Command::Restore(a) => cmd::restore::run(a),
     };
     if schedlab_os::signals::stop_requested() {
         if let Err(e) = &result {

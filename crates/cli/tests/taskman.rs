@@ -1,6 +1,6 @@
 //! `schedlab taskman` end to end: the machine is left as found (every IRQ mask, no RT task left
 //! behind) after a normal run, SIGINT, SIGTERM, a panic inside a task and — with
-//! `taskman restore` — SIGKILL; bad input is rejected before anything changes; the benchmark
+//! `taskman restore` (or the run's guardian) — SIGKILL; bad input is rejected before anything changes; the benchmark
 //! prints one JSON document with a `runs` array.
 //!
 //! These tests change real IRQ masks and start SCHED_FIFO workers, so they need root. Without
@@ -14,7 +14,31 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 static MACHINE: Mutex<()> = Mutex::new(());
-const JOURNAL: &str = "/run/schedlab/irq-journal.json";
+const JOURNAL_DIR: &str = "/run/schedlab/journal";
+
+/// Whether any run's journal holds IRQ masks not yet written back.
+fn irq_masks_journaled() -> bool {
+    let Ok(rd) = std::fs::read_dir(JOURNAL_DIR) else { return false };
+    rd.flatten().any(|f| {
+        let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+        let lines: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let undone: Vec<&Value> = lines.iter().filter_map(|l| l.get("undone")).collect();
+        lines
+            .iter()
+            .filter(|l| l["change"]["kind"] == "irq_masks")
+            .any(|l| !undone.contains(&&l["id"]))
+    })
+}
+
+/// The guardian of run `pid` (`schedlab restore --guard`), if it has one.
+fn guardian_of(pid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let p: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = schedlab_os::procfs::stat(p as i32)?;
+        let cmd = std::fs::read_to_string(e.path().join("cmdline")).ok()?;
+        (stat.ppid == pid as i32 && cmd.contains("--guard")).then_some(p)
+    })
+}
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_schedlab"))
@@ -126,7 +150,7 @@ fn bad_input_is_rejected_before_anything_changes() {
         assert!(!out.status.success(), "{args:?} should fail");
         assert!(err.contains(needle), "{args:?}: stderr should name {needle:?}: {err}");
         assert_eq!(irq_masks(), before, "{args:?} changed IRQ masks");
-        assert!(!Path::new(JOURNAL).exists(), "{args:?} left a journal");
+        assert!(!irq_masks_journaled(), "{args:?} left a journal");
     }
 }
 
@@ -176,7 +200,7 @@ fn normal_run_pins_children_under_fifo_steers_irqs_and_restores() {
     assert_eq!(jobs[2]["status"], "failed");
     assert!(doc["manager"]["workers"].as_array().unwrap().iter().all(|w| w["restored"] == true));
     assert_eq!(irq_masks(), before, "IRQ masks differ after a normal run (refused: {refused:?})");
-    assert!(!Path::new(JOURNAL).exists());
+    assert!(!irq_masks_journaled());
 }
 
 fn signal_case(sig: &str, signo: i32) {
@@ -185,7 +209,7 @@ fn signal_case(sig: &str, signo: i32) {
     let marker = format!("31.{signo}7");
     let mut child = bin().args(["taskman", "run", "--", "sleep", &marker]).stdout(Stdio::null()).spawn().unwrap();
     wait_for("the steered run to start", Duration::from_secs(15), || {
-        Path::new(JOURNAL).exists() && !our_rt_threads(&marker).is_empty()
+        irq_masks_journaled() && !our_rt_threads(&marker).is_empty()
     });
     assert_ne!(irq_masks(), before, "IRQs should be steered while the run is going");
     let during = our_rt_threads(&marker);
@@ -196,7 +220,7 @@ fn signal_case(sig: &str, signo: i32) {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(st.signal(), Some(signo), "schedlab should end like the signal ({st:?})");
     assert_eq!(irq_masks(), before, "IRQ masks differ after SIG{sig}");
-    assert!(!Path::new(JOURNAL).exists(), "journal left after SIG{sig}");
+    assert!(!irq_masks_journaled(), "journal left after SIG{sig}");
     assert!(our_rt_threads(&marker).is_empty(), "RT threads left after SIG{sig}: {:?}", our_rt_threads(&marker));
 }
 
@@ -240,21 +264,22 @@ fn sigkill_leaves_a_journal_that_restore_repairs() {
     let marker = "32.5";
     let mut child = bin().args(["taskman", "run", "--", "sleep", marker]).stdout(Stdio::null()).spawn().unwrap();
     wait_for("the steered run to start", Duration::from_secs(15), || {
-        Path::new(JOURNAL).exists() && !our_rt_threads(marker).is_empty()
+        irq_masks_journaled() && !our_rt_threads(marker).is_empty()
     });
-    child.kill().unwrap(); // SIGKILL: no destructor runs
+    // Its guardian first (it would heal at once), then the run: no destructor runs.
+    let guardian = guardian_of(child.id()).expect("a live run has a guardian");
+    assert!(Command::new("kill").args(["-KILL", &guardian.to_string()]).status().unwrap().success());
+    child.kill().unwrap();
     child.wait().unwrap();
-    // The orphaned `sleep` (our child's child) keeps sleeping under FIFO; end it by its pid.
-    for pid in pids_with_cmdline(&["sleep", marker]) {
-        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-    }
     assert_ne!(irq_masks(), before, "after SIGKILL the masks are still steered");
-    assert!(Path::new(JOURNAL).exists());
+    assert!(irq_masks_journaled());
     let out = run_ok(&["taskman", "restore"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("restored"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("undone:") && said.contains("IRQ masks") && said.contains("process group"), "{said}");
     assert_eq!(irq_masks(), before, "restore put every mask back");
-    assert!(!Path::new(JOURNAL).exists());
-    let again = run_ok(&["taskman", "restore"]);
+    assert!(!irq_masks_journaled());
+    wait_for("the orphaned command to die", Duration::from_secs(10), || pids_with_cmdline(&["sleep", marker]).is_empty());
+    let again = run_ok(&["restore"]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to restore"));
 }
 
@@ -361,6 +386,6 @@ fn sigint_during_the_benchmark_kills_the_loads_and_restores() {
     let leftovers = Command::new("pgrep").args(["-f", "taskman load --bytes"]).output().unwrap();
     assert!(leftovers.stdout.is_empty(), "loads left: {}", String::from_utf8_lossy(&leftovers.stdout));
     assert_eq!(irq_masks(), before);
-    assert!(!Path::new(JOURNAL).exists());
+    assert!(!irq_masks_journaled());
     assert!(our_rt_threads("taskman-w").is_empty());
 }

@@ -87,6 +87,8 @@ pub struct CpuGroupSet {
     ctl: CpuController,
     parent: PathBuf,
     children: Vec<PathBuf>,
+    /// The tree in the journal (recorded before it was created), undone after removal.
+    journal: Option<crate::journal::Entry>,
 }
 
 impl CpuGroupSet {
@@ -96,8 +98,13 @@ impl CpuGroupSet {
             return Err(OsError::invalid("cgroup weight", 0, "weights start at 1"));
         }
         let parent = ctl.root().join(name);
+        let journal = crate::journal::record(crate::journal::Change::Cgroup {
+            path: parent.clone(),
+            root: ctl.root().to_path_buf(),
+        })?;
         std::fs::create_dir(&parent).map_err(|e| OsError::from_io(format!("creating {}", parent.display()), e))?;
-        let mut set = CpuGroupSet { ctl: ctl.clone(), parent: parent.clone(), children: Vec::new() };
+        let mut set =
+            CpuGroupSet { ctl: ctl.clone(), parent: parent.clone(), children: Vec::new(), journal: Some(journal) };
         write(&parent.join(ctl.knob()), &ctl.max_value().to_string())?;
         if let CpuController::V2 { .. } = ctl {
             write(&parent.join("cgroup.subtree_control"), "+cpu")?;
@@ -137,26 +144,34 @@ impl CpuGroupSet {
         }
     }
 
-    fn remove(&self, dir: &Path) {
+    /// Remove one group; false if it would not go.
+    fn remove(&self, dir: &Path) -> bool {
         for attempt in 0..50 {
             self.evacuate(dir);
             match std::fs::remove_dir(dir) {
-                Ok(()) => return,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-                Err(e) if attempt == 49 => eprintln!("schedlab: could not remove cgroup {}: {e}", dir.display()),
+                Ok(()) => return true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
+                Err(e) if attempt == 49 => {
+                    eprintln!("schedlab: could not remove cgroup {}: {e}; `schedlab restore` retries", dir.display())
+                }
                 // Exiting tasks leave the group a moment after they are reaped.
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
             }
         }
+        false
     }
 }
 
 impl Drop for CpuGroupSet {
     fn drop(&mut self) {
+        let mut removed = true;
         for c in self.children.iter().rev() {
-            self.remove(c);
+            removed &= self.remove(c);
         }
-        self.remove(&self.parent);
+        removed &= self.remove(&self.parent);
+        if let (false, Some(j)) = (removed, self.journal.take()) {
+            j.keep();
+        }
     }
 }
 

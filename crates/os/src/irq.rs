@@ -2,27 +2,24 @@
 //! restoring them on every exit path.
 //!
 //! [`IrqSteering::steer`] moves every movable IRQ to a set of CPUs (seed 003 moves them to the
-//! core it leaves for the system). Before it changes any mask it writes a *journal* of the old
-//! masks (`<dir>/irq-journal.json`, default dir [`DEFAULT_STATE_DIR`]) and takes an exclusive
-//! `flock` on `<dir>/irq.lock` for as long as the steering lasts. Dropping the guard (normal
+//! core it leaves for the system). It takes an exclusive `flock` on `<dir>/irq.lock` (default
+//! dir [`DEFAULT_STATE_DIR`]) for as long as the steering lasts, heals what dead runs left
+//! ([`crate::journal::heal`]), and records the old masks in the run's journal
+//! ([`crate::journal::Change::IrqMasks`]) before it changes any. Dropping the guard (normal
 //! return, error, unwinding panic, or the caller's SIGINT/SIGTERM path) writes the old masks
-//! back and deletes the journal. If the process dies without unwinding (SIGKILL, power cut of
-//! the process, `abort`), the journal survives; [`restore_journal`] (`schedlab taskman
-//! restore`) puts the masks back, and the next steering does so automatically: a journal whose
-//! lock is free belongs to a dead process.
+//! back. If the process dies without unwinding (SIGKILL, `abort`), the journal entry survives and
+//! `schedlab restore` — or the next live command — puts the masks back.
 
 use crate::affinity::{format_cpu_list, parse_cpu_list};
 use crate::{OsError, OsResult};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the journal and lock live by default (tmpfs: gone after a reboot, as are the masks).
 pub const DEFAULT_STATE_DIR: &str = "/run/schedlab";
 const PROC_IRQ: &str = "/proc/irq";
-const JOURNAL: &str = "irq-journal.json";
 const LOCK: &str = "irq.lock";
 
 /// Every IRQ number that has a directory under `/proc/irq`, sorted.
@@ -68,15 +65,6 @@ pub struct SavedMask {
     pub mask: String,
 }
 
-/// The journal written before any mask changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Journal {
-    pub pid: u32,
-    /// The CPUs the IRQs were moved to.
-    pub target: Vec<usize>,
-    pub saved: Vec<SavedMask>,
-}
-
 /// An IRQ the kernel would not move, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
@@ -95,13 +83,14 @@ pub struct RestoreReport {
 /// Steered IRQs; the old masks come back when this is dropped.
 #[must_use = "the IRQ masks are restored when the guard is dropped"]
 pub struct IrqSteering {
-    dir: PathBuf,
     /// IRQs we changed, with their old masks.
     moved: Vec<SavedMask>,
     /// Every mask as found, restored in full: an IRQ whose write reported an error may still
     /// have moved, so restoring only `moved` could leave one behind.
     saved: Vec<SavedMask>,
     refused: Vec<Refusal>,
+    /// The journal entry of the old masks: marked undone after they are back (kept if not).
+    entry: Option<crate::journal::Entry>,
     /// Held for the guard's lifetime; the kernel drops it if the process dies.
     _lock: Flock<File>,
     restored: bool,
@@ -119,18 +108,13 @@ impl IrqSteering {
             return Err(OsError::invalid("IRQ target CPUs", "(empty)", "name at least one CPU"));
         }
         let lock = take_lock(dir)?;
-        // A journal with a free lock was left by a process that died mid-steering: repair first,
-        // otherwise we would save its steered masks as "old".
-        if journal_path(dir).exists() {
-            let r = restore_journal_locked(dir)?;
-            eprintln!(
-                "schedlab: restored {} IRQ masks left steered by an earlier run that did not exit cleanly",
-                r.restored.len()
-            );
+        // Masks a dead run left steered go back first, otherwise we would save them as "old".
+        let healed = crate::journal::heal()?;
+        if !healed.is_empty() {
+            eprintln!("schedlab: undid what an earlier run left: {}", healed.undone.join(", "));
         }
         let saved: Vec<SavedMask> = snapshot()?.into_iter().map(|(irq, mask)| SavedMask { irq, mask }).collect();
-        let journal = Journal { pid: std::process::id(), target: target.to_vec(), saved: saved.clone() };
-        write_journal(dir, &journal)?;
+        let entry = crate::journal::record(crate::journal::Change::IrqMasks { saved: saved.clone() })?;
         let mut moved = Vec::new();
         let mut refused = Vec::new();
         for s in saved.iter().cloned() {
@@ -143,7 +127,7 @@ impl IrqSteering {
                 Err(e) => refused.push(Refusal { irq: s.irq, error: describe(&e) }),
             }
         }
-        Ok(IrqSteering { dir: dir.to_path_buf(), moved, saved, refused, _lock: lock, restored: false })
+        Ok(IrqSteering { moved, saved, refused, entry: Some(entry), _lock: lock, restored: false })
     }
 
     /// IRQs that were moved.
@@ -156,15 +140,18 @@ impl IrqSteering {
         &self.refused
     }
 
-    /// Put every old mask back now and delete the journal (also done on drop).
+    /// Put every old mask back now and mark the journal entry undone (also done on drop). A
+    /// mask that would not go back keeps the entry for `schedlab restore`.
     pub fn restore(&mut self) -> RestoreReport {
         if self.restored {
             return RestoreReport::default();
         }
         self.restored = true;
         let report = write_back(&self.saved);
-        if report.failed.is_empty() {
-            let _ = std::fs::remove_file(journal_path(&self.dir));
+        if let Some(entry) = self.entry.take() {
+            if !report.failed.is_empty() {
+                entry.keep();
+            }
         }
         report
     }
@@ -175,41 +162,15 @@ impl Drop for IrqSteering {
         let r = self.restore();
         for f in &r.failed {
             eprintln!(
-                "schedlab: could not restore IRQ {} ({}); the journal stays for `schedlab taskman restore`",
+                "schedlab: could not restore IRQ {} ({}); the journal keeps it for `schedlab restore`",
                 f.irq, f.error
             );
         }
     }
 }
 
-/// Repair after a run that died without restoring: write the journal's masks back and delete it.
-/// `Ok(None)` when there is no journal. Fails if a live run still holds the lock.
-pub fn restore_journal(dir: &Path) -> OsResult<Option<RestoreReport>> {
-    if !journal_path(dir).exists() {
-        return Ok(None);
-    }
-    let _lock = take_lock(dir)?;
-    restore_journal_locked(dir).map(Some)
-}
-
-/// True when a journal exists (a run is steering, or one died while steering).
-pub fn journal_exists(dir: &Path) -> bool {
-    journal_path(dir).exists()
-}
-
-fn restore_journal_locked(dir: &Path) -> OsResult<RestoreReport> {
-    let p = journal_path(dir);
-    let text = std::fs::read_to_string(&p).map_err(|e| OsError::from_io(format!("reading {}", p.display()), e))?;
-    let j: Journal = serde_json::from_str(&text)
-        .map_err(|e| OsError::invalid("IRQ journal", p.display(), format!("not a schedlab journal: {e}")))?;
-    let report = write_back(&j.saved);
-    if report.failed.is_empty() {
-        std::fs::remove_file(&p).map_err(|e| OsError::from_io(format!("removing {}", p.display()), e))?;
-    }
-    Ok(report)
-}
-
-fn write_back(saved: &[SavedMask]) -> RestoreReport {
+/// Write saved masks back (an IRQ that vanished needs nothing).
+pub(crate) fn write_back(saved: &[SavedMask]) -> RestoreReport {
     let mut r = RestoreReport::default();
     for s in saved {
         match write_back_one(s) {
@@ -256,10 +217,6 @@ fn same_mask(a: &str, b: &str) -> bool {
     norm(a) == norm(b)
 }
 
-fn journal_path(dir: &Path) -> PathBuf {
-    dir.join(JOURNAL)
-}
-
 fn take_lock(dir: &Path) -> OsResult<Flock<File>> {
     std::fs::create_dir_all(dir).map_err(|e| OsError::from_io(format!("creating {}", dir.display()), e))?;
     let p = dir.join(LOCK);
@@ -279,17 +236,6 @@ fn take_lock(dir: &Path) -> OsResult<Flock<File>> {
             OsError::from_io(format!("locking {}", p.display()), e.into())
         }
     })
-}
-
-fn write_journal(dir: &Path, j: &Journal) -> OsResult<()> {
-    let p = journal_path(dir);
-    let tmp = dir.join(format!("{JOURNAL}.tmp"));
-    let io = |e| OsError::from_io(format!("writing the IRQ journal {}", p.display()), e);
-    let mut f = File::create(&tmp).map_err(io)?;
-    f.write_all(serde_json::to_string_pretty(j).expect("journal serialises").as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, &p).map_err(io)?;
-    Ok(())
 }
 
 fn describe(e: &std::io::Error) -> String {
@@ -317,21 +263,6 @@ mod tests {
         // Every Linux machine has some IRQ directory; masks are readable.
         assert!(!irqs.is_empty());
         assert!(!read_mask(irqs[0]).unwrap().is_empty());
-    }
-
-    #[test]
-    fn missing_journal_means_nothing_to_do() {
-        let d = tempfile::tempdir().unwrap();
-        assert!(restore_journal(d.path()).unwrap().is_none());
-        assert!(!journal_exists(d.path()));
-    }
-
-    #[test]
-    fn bad_journal_is_named() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join(JOURNAL), "not json").unwrap();
-        let e = restore_journal(d.path()).unwrap_err().to_string();
-        assert!(e.contains("irq-journal.json"), "{e}");
     }
 
     #[test]

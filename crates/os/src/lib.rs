@@ -3,7 +3,8 @@
 //! Everything above this crate calls safe functions that return [`OsError`] with a sentence a
 //! user can act on. Each module wraps one kernel facility; the `unsafe` syscalls live here and
 //! nowhere else. Live experiments use the guards in [`sched`] and [`signals`] so that whatever
-//! they change (policies, affinity, IRQ masks, cgroups) is restored on every exit path.
+//! they change (policies, affinity, IRQ masks, cgroups) is restored on every exit path, and
+//! [`journal`] records each change first so a run killed with SIGKILL is undone later.
 
 pub mod affinity;
 pub mod cgroup;
@@ -11,6 +12,7 @@ pub mod child;
 pub mod clock;
 pub mod error;
 pub mod irq;
+pub mod journal;
 pub mod kconfig;
 pub mod machine;
 pub mod perf;

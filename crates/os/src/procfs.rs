@@ -11,6 +11,8 @@ pub struct ProcStat {
     /// R, S, D, T, t, Z, ...
     pub state: char,
     pub ppid: i32,
+    /// Process group id.
+    pub pgrp: i32,
     /// Start time in clock ticks since boot.
     pub start_ticks: u64,
 }
@@ -27,9 +29,10 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
     let mut f = rest.split_whitespace();
     let state = f.next()?.chars().next()?;
     let ppid = f.next()?.parse().ok()?;
-    // After the state come ppid (field 4) … starttime (field 22): the 18th after ppid.
-    let start_ticks = f.nth(17)?.parse().ok()?;
-    Some(ProcStat { state, ppid, start_ticks })
+    let pgrp = f.next()?.parse().ok()?;
+    // After pgrp (field 5) … starttime (field 22): the 17th after pgrp.
+    let start_ticks = f.nth(16)?.parse().ok()?;
+    Some(ProcStat { state, ppid, pgrp, start_ticks })
 }
 
 /// A task's signal masks from `/proc/<pid>/status` (bit `n − 1` is signal `n`).
@@ -139,9 +142,9 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_names_parse() {
-        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 \
+        let line = "4242 (a (b) c) S 1 42 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 \
                     18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
-        assert_eq!(parse_stat(line), Some(ProcStat { state: 'S', ppid: 1, start_ticks: 987654 }));
+        assert_eq!(parse_stat(line), Some(ProcStat { state: 'S', ppid: 1, pgrp: 42, start_ticks: 987654 }));
         assert_eq!(parse_stat("garbage"), None);
     }
 

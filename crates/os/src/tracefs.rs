@@ -80,6 +80,8 @@ pub const CPU_CLOCK_READS: (&str, &str) = ("syscalls/sys_enter_clock_gettime", "
 pub struct Instance {
     dir: PathBuf,
     events: Vec<String>,
+    /// The instance in the journal (recorded before it was created), undone after removal.
+    journal: Option<crate::journal::Entry>,
 }
 
 impl Instance {
@@ -91,9 +93,10 @@ impl Instance {
             return Err(OsError::invalid("trace instance name", name, "must be a plain, non-empty name"));
         }
         let dir = fs.root.join("instances").join(name);
+        let journal = crate::journal::record(crate::journal::Change::TraceInstance { path: dir.clone() })?;
         std::fs::create_dir(&dir)
             .map_err(|e| OsError::from_io(format!("creating trace instance {}", dir.display()), e))?;
-        let inst = Instance { dir, events: events.iter().map(|e| e.to_string()).collect() };
+        let inst = Instance { dir, events: events.iter().map(|e| e.to_string()).collect(), journal: Some(journal) };
         inst.write("tracing_on", "0")?;
         inst.write("trace_clock", "mono")?;
         inst.write("options/overwrite", "0")?;
@@ -170,7 +173,13 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         if let Err(e) = remove_instance_dir(&self.dir) {
-            eprintln!("schedlab: could not remove trace instance {} ({e}); rmdir it by hand", self.dir.display());
+            eprintln!(
+                "schedlab: could not remove trace instance {} ({e}); `schedlab restore` retries",
+                self.dir.display()
+            );
+            if let Some(j) = self.journal.take() {
+                j.keep();
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 pub mod livelock;
 pub mod policies;
 pub mod reproduce;
+pub mod restore;
 pub mod results;
 pub mod sim;
 pub mod taskman;

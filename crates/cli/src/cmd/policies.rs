@@ -18,6 +18,13 @@ pub struct Args {
     verb: Verb,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.verb, Verb::Run(_))
+    }
+}
+
 #[derive(Subcommand)]
 enum Verb {
     /// Run N processes of a workload under each policy and compare their rusage (seed 001).

@@ -19,6 +19,14 @@ pub struct Args {
     cmd: Cmd,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first). A
+    /// trial is a child of `reproduce`, which already did.
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.cmd, Cmd::Reproduce(_))
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Seed 000's experiment: 100 threads sleep for the seed's times (up to ~10 s) while a

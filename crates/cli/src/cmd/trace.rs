@@ -31,6 +31,13 @@ pub struct Args {
     cmd: Cmd,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.cmd, Cmd::Record(_))
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a program — or a simulator workload, each task a child with its policy, affinity and

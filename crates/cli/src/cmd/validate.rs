@@ -54,6 +54,13 @@ pub struct Args {
     output: OutputArgs,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        !self.list
+    }
+}
+
 fn case_list() -> Table {
     let mut t = Table::new("Validation cases", &["case", "CPUs", "what"]);
     for c in cases::suite(true) {

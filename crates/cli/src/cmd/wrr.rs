@@ -23,6 +23,13 @@ pub struct Args {
     verb: Verb,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.verb, Verb::Run(_) | Verb::Study(_))
+    }
+}
+
 #[derive(Subcommand)]
 enum Verb {
     /// Run commands under weighted round robin on a pinned CPU and measure their shares.

@@ -37,6 +37,8 @@ pub struct Batch {
     ready: usize,
     failures: Vec<ChildFailure>,
     partial: Vec<u8>,
+    /// The group in the journal, from the first child on.
+    journal: Option<crate::journal::GroupEntry>,
 }
 
 impl Batch {
@@ -73,6 +75,7 @@ impl Batch {
             ready: 0,
             failures: Vec::new(),
             partial: Vec::new(),
+            journal: None,
         })
     }
 
@@ -99,11 +102,12 @@ impl Batch {
             }
             other => other,
         })?;
-        if self.pgid == 0 {
-            self.pgid = pid;
-        }
         self.pids.push(pid);
         self.live.insert(pid);
+        if self.pgid == 0 {
+            self.pgid = pid;
+            self.journal = Some(crate::journal::record_group(pid, format!("{} ×N", self.spec().display()))?);
+        }
         self.drain_reports();
         Ok(pid)
     }
@@ -278,6 +282,7 @@ impl Drop for Batch {
                 eprintln!("schedlab: killed and reaped {n} children after a panic");
             }
         }
+        self.journal.take();
         // SAFETY: restoring the mask saved in `new` for this thread.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
     }

@@ -25,6 +25,8 @@ pub struct Child {
     stderr: Option<File>,
     reaped: Option<Reaped>,
     failure: Option<ChildFailure>,
+    /// Its process group in the journal; dropped (group killed, entry undone) after the child.
+    journal: Option<crate::journal::GroupEntry>,
 }
 
 impl Child {
@@ -49,6 +51,13 @@ impl Child {
         };
         let pid = fork_child(&prepared, &plan)?;
         drop(report_w);
+        let journal = match crate::journal::record_group(pid, spec.display()) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                let _ = rusage::wait_pid(pid);
+                return Err(e);
+            }
+        };
         let mut child = Child {
             pid,
             spec: spec.clone(),
@@ -58,6 +67,7 @@ impl Child {
             stderr: err.map(|(r, _)| File::from(r)),
             reaped: None,
             failure: None,
+            journal,
         };
         child.await_start()?;
         Ok(child)
@@ -261,6 +271,8 @@ impl Drop for Child {
         if self.reaped.is_none() {
             let _ = self.kill();
         }
+        // Then the rest of its group, and the journal entry.
+        self.journal.take();
     }
 }
 

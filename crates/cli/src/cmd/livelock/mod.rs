@@ -21,6 +21,13 @@ pub struct Args {
     command: Cmd,
 }
 
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.command, Cmd::Live(_) | Cmd::Kernel(_) | Cmd::Sweep(_))
+    }
+}
+
 const HELP: &str = "\
 Devices send UDP packets to a \"kernel\" that hands them to \"apps\", all on 127.0.0.1. The kernel
 role runs two SCHED_FIFO threads on one CPU (never CPU 0 when another exists): an interrupt

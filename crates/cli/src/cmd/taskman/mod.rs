@@ -17,7 +17,6 @@ use schedlab_lab::taskman::views;
 use schedlab_lab::{Experiment, Scale};
 use schedlab_os::topology::Topology;
 use schedlab_report::table::render;
-use std::path::PathBuf;
 
 /// Arguments of `schedlab taskman`.
 #[derive(clap::Args)]
@@ -26,8 +25,8 @@ The task manager of seed 003 reads the topology, leaves the first core to the sy
 moved there), starts one worker per remaining core pinned to it under SCHED_FIFO with signals
 blocked, and lets the workers take tasks FCFS from a queue. Everything it changes (policies,
 affinity, IRQ masks) is restored on exit: normal end, error, Ctrl-C, SIGTERM or a panic in a task.
-IRQ masks are journalled to /run/schedlab/irq-journal.json first; after a SIGKILL run
-`schedlab taskman restore`.
+Every change is journaled first (see `schedlab restore --help`); after a run killed with SIGKILL
+the next live command, or `schedlab restore`, undoes it.
 
 Examples:
   schedlab taskman topology
@@ -38,6 +37,13 @@ Examples:
 pub struct Args {
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+impl Args {
+    /// Whether the command changes the machine (and so heals what dead runs left first).
+    pub fn changes_machine(&self) -> bool {
+        matches!(self.cmd, Cmd::Run(_) | Cmd::Bench(_))
+    }
 }
 
 #[derive(Subcommand)]
@@ -70,12 +76,8 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Put back IRQ masks left steered by a run that was killed with SIGKILL (reads the journal).
-    Restore {
-        /// Where the journal lives.
-        #[arg(long, default_value = schedlab_os::irq::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-    },
+    /// The same as `schedlab restore` (kept for scripts written before it).
+    Restore(crate::cmd::restore::Args),
     /// (internal) One background load process of the benchmark.
     #[command(hide = true)]
     Load {
@@ -93,7 +95,7 @@ pub fn run(args: Args) -> Result<()> {
         Cmd::Run(a) => run_cmd(a),
         Cmd::Bench(a) => bench(a),
         Cmd::BenchQueue { tasks, reps, json } => bench_queue(tasks as usize, reps as usize, json),
-        Cmd::Restore { state_dir } => restore(&state_dir),
+        Cmd::Restore(a) => crate::cmd::restore::run(a),
         Cmd::Load { bytes, max_seconds } => {
             schedlab_os::signals::default_sigpipe();
             load::load_body(bytes as usize, max_seconds as f64, || {
@@ -169,22 +171,5 @@ fn bench_queue(tasks: usize, reps: usize, json: bool) -> Result<()> {
         return output::print_json(&serde_json::to_value(&q)?);
     }
     println!("{}", render(&views::queue_bench(&q, tasks, reps)));
-    Ok(())
-}
-
-fn restore(dir: &std::path::Path) -> Result<()> {
-    match schedlab_os::irq::restore_journal(dir)? {
-        None => println!("nothing to restore: no IRQ journal in {}", dir.display()),
-        Some(r) => {
-            println!("restored {} IRQ mask(s) from {}", r.restored.len(), dir.display());
-            if !r.failed.is_empty() {
-                bail!(
-                    "{} IRQ mask(s) could not be restored: {}",
-                    r.failed.len(),
-                    r.failed.iter().map(|f| format!("{} ({})", f.irq, f.error)).collect::<Vec<_>>().join(", ")
-                );
-            }
-        }
-    }
     Ok(())
 }
