@@ -10,6 +10,7 @@
 mod cmd;
 mod host;
 mod output;
+mod paths;
 mod progress;
 mod units;
 
@@ -29,6 +30,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Live runs: go on even when another schedlab run holds a CPU this one needs (each run
+    /// locks the CPUs it pins work to; sharing one halves both runs' CPU and spoils both
+    /// measurements). Without it, such a run is refused up front, naming the holder.
+    #[arg(long, global = true)]
+    force: bool,
 }
 
 #[derive(Subcommand)]
@@ -93,6 +99,7 @@ fn main() {
     if cli.command.polls_stop() {
         schedlab_os::signals::install_stop_handler();
     }
+    schedlab_os::cpulock::set_force(cli.force);
     if cli.command.changes_machine() {
         cmd::restore::heal_before_live_run();
         cmd::restore::start_guardian();

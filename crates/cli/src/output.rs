@@ -17,7 +17,7 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/`.
-    #[arg(long, default_value = "results", value_name = "DIR")]
+    #[arg(long, default_value = "results", value_name = "DIR", value_parser = crate::paths::writable_dir)]
     pub out: PathBuf,
 }
 

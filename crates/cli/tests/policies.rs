@@ -11,8 +11,12 @@ fn schedlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_schedlab"))
 }
 
-fn root_or_skip() -> bool {
-    schedlab_os::root_for_test("the live policy benchmark")
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Root (or a skip), and the machine to ourselves: live runs lock the CPUs they use, so a
+/// second one at the same time would be refused.
+fn root_or_skip() -> Option<std::sync::MutexGuard<'static, ()>> {
+    schedlab_os::root_for_test("the live policy benchmark").then(|| MACHINE.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -40,9 +44,9 @@ fn processes_with(marker: &str) -> Vec<String> {
 
 #[test]
 fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
-    if !root_or_skip() {
+    let Some(_machine) = root_or_skip() else {
         return;
-    }
+    };
     let out_dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
     let out = run(schedlab().args(["policies", "run", "--quick", "--json", "--out"]).arg(out_dir.path()));
@@ -123,9 +127,9 @@ fn bad_input_is_rejected_before_anything_is_spawned() {
 
 #[test]
 fn without_root_rt_policies_fail_early_and_others_still_run() {
-    if !root_or_skip() {
+    let Some(_machine) = root_or_skip() else {
         return;
-    }
+    };
     // Drop to nobody in the child before exec, as a user without privileges would run it.
     let out_dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(out_dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
@@ -152,9 +156,9 @@ fn without_root_rt_policies_fail_early_and_others_still_run() {
 
 #[test]
 fn timeout_kills_and_reaps_every_child() {
-    if !root_or_skip() {
+    let Some(_machine) = root_or_skip() else {
         return;
-    }
+    };
     let out_dir = tempfile::tempdir().unwrap();
     let marker = "1999999937"; // an iteration count nobody else uses: it marks our children
     let start = Instant::now();
@@ -172,9 +176,9 @@ fn timeout_kills_and_reaps_every_child() {
 
 #[test]
 fn sigterm_kills_and_reaps_every_child() {
-    if !root_or_skip() {
+    let Some(_machine) = root_or_skip() else {
         return;
-    }
+    };
     let out_dir = tempfile::tempdir().unwrap();
     let marker = "1999999951";
     let mut child = schedlab()
@@ -209,9 +213,9 @@ fn sigterm_kills_and_reaps_every_child() {
 
 #[test]
 fn trace_draws_per_cpu_timelines_and_cleans_up() {
-    if !root_or_skip() {
+    let Some(_machine) = root_or_skip() else {
         return;
-    }
+    };
     let out_dir = tempfile::tempdir().unwrap();
     let out = run(schedlab()
         .args(["policies", "run", "--policy", "other,fifo", "--procs", "20", "--workload", "cpu", "--trace", "--json"])

@@ -8,7 +8,6 @@
 //! They run one at a time (IRQ steering is machine-wide).
 
 use serde_json::Value;
-use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -23,10 +22,7 @@ fn irq_masks_journaled() -> bool {
         let text = std::fs::read_to_string(f.path()).unwrap_or_default();
         let lines: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         let undone: Vec<&Value> = lines.iter().filter_map(|l| l.get("undone")).collect();
-        lines
-            .iter()
-            .filter(|l| l["change"]["kind"] == "irq_masks")
-            .any(|l| !undone.contains(&&l["id"]))
+        lines.iter().filter(|l| l["change"]["kind"] == "irq_masks").any(|l| !undone.contains(&&l["id"]))
     })
 }
 
@@ -183,7 +179,9 @@ fn normal_run_pins_children_under_fifo_steers_irqs_and_restores() {
     .unwrap();
     let out = bin().args(["taskman", "run", "--json", "--jobs"]).arg(&jobs).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    // The third task exits 7, so the run fails, as a shell running the three would.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1 of 3 task(s) did not succeed"), "{stderr}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
     // The child inherited the worker's policy, priority and CPU.
     assert!(stderr.contains("SCHED_FIFO") && stderr.contains("priority: 49"), "{stderr}");
@@ -247,7 +245,7 @@ fn panic_inside_a_task_restores_everything() {
     let before = irq_masks();
     let out = bin().args(["taskman", "run", "--inject-panic", "--", "true"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "a panicked task fails the run: {}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("panicked") && stdout.contains("1 panicked"), "{stdout}");
     assert!(stdout.contains("restored: worker policies/affinity yes, IRQ masks yes"), "{stdout}");
     assert_eq!(irq_masks(), before);
@@ -278,7 +276,9 @@ fn sigkill_leaves_a_journal_that_restore_repairs() {
     assert!(said.contains("undone:") && said.contains("IRQ masks") && said.contains("process group"), "{said}");
     assert_eq!(irq_masks(), before, "restore put every mask back");
     assert!(!irq_masks_journaled());
-    wait_for("the orphaned command to die", Duration::from_secs(10), || pids_with_cmdline(&["sleep", marker]).is_empty());
+    wait_for("the orphaned command to die", Duration::from_secs(10), || {
+        pids_with_cmdline(&["sleep", marker]).is_empty()
+    });
     let again = run_ok(&["restore"]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to restore"));
 }

@@ -40,11 +40,15 @@ fn running_with(marker: &str) -> Vec<i32> {
         .collect()
 }
 
+/// The children of `parent` but its guardian (`schedlab restore --guard`, see docs/safety.md).
 fn children_of(parent: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| procfs::stat(pid).map(|s| s.ppid) == Some(parent))
+        .filter(|&pid| {
+            !std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(7).any(|w| w == b"--guard"))
+        })
         .collect()
 }
 

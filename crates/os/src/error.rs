@@ -11,6 +11,9 @@ pub enum OsError {
     /// A kernel facility is missing on this machine (no tracefs, no cgroup controller, ...).
     #[error("{what} is not available on this machine: {why}")]
     Unsupported { what: String, why: String },
+    /// Something another run holds (a CPU, the IRQ steering) was refused before anything changed.
+    #[error("{what} is in use: {why}")]
+    Busy { what: String, why: String },
     /// A value was rejected before anything was changed.
     #[error("invalid {what}: {value} ({why})")]
     Invalid { what: String, value: String, why: String },

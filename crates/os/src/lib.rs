@@ -10,6 +10,7 @@ pub mod affinity;
 pub mod cgroup;
 pub mod child;
 pub mod clock;
+pub mod cpulock;
 pub mod error;
 pub mod irq;
 pub mod journal;

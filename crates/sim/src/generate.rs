@@ -13,10 +13,19 @@ use rand_distr::{Distribution, Exp};
 
 /// Build a workload from a generator spec.
 pub fn by_spec(spec: &str) -> Result<Workload, SpecError> {
+    by_spec_within(spec, usize::MAX)
+}
+
+/// Build a workload from a generator spec, refusing more than `max_tasks` tasks before any is
+/// generated.
+pub fn by_spec_within(spec: &str, max_tasks: usize) -> Result<Workload, SpecError> {
     let mut p = Params::parse(spec)?;
     let w = match p.name.as_str() {
         "poisson" => {
             let n = p.uint("n", 1000, 1, 100_000_000)? as usize;
+            if n > max_tasks {
+                return Err(p.error("n", format!("{n} tasks exceed the cap of {max_tasks} (see --max-tasks)")));
+            }
             let rate = p.uint("rate", 100, 1, 1_000_000_000)? as f64;
             let mean = p.time("mean", 5.0)? as f64;
             let seed = p.uint("seed", 1, 0, u64::MAX)?;

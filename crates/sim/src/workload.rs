@@ -251,6 +251,15 @@ impl Workload {
         }
         let tasks: Vec<TaskSpec> =
             raw.tasks.into_iter().enumerate().map(|(i, t)| task_from_raw(i, t, cpus)).collect::<Result<_, _>>()?;
+        let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, t) in tasks.iter().enumerate() {
+            if let Some(first) = seen.insert(&*t.name, i) {
+                return Err(err(
+                    format!("tasks[{i}].name"),
+                    format!("\"{}\" is also the name of tasks[{first}]; task names must be unique", t.name),
+                ));
+            }
+        }
         let w = Workload { cpus, tasks };
         w.check_wakes()?;
         Ok(w)

@@ -94,7 +94,7 @@ struct ImportArgs {
     #[arg(long)]
     start_at_exec: bool,
     /// Also write the workload (JSON, ms) to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
     workload_out: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,

@@ -93,7 +93,7 @@ struct RunArgs {
     #[arg(long)]
     allow_wide_weights: bool,
     /// Also write the Gantt chart (SVG) to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
     gantt: Option<PathBuf>,
     /// How many seconds from the start the Gantt chart shows.
     #[arg(long, default_value = "2s", value_parser = units::positive_duration)]

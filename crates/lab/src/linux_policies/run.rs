@@ -48,6 +48,8 @@ fn check_program(params: &Params) -> anyhow::Result<()> {
 pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput> {
     params.validate()?;
     check_program(params)?;
+    // The CPUs of the children (DEADLINE children may also run elsewhere, as the kernel requires).
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(&params.cpus, "the policy benchmark's children")?;
     let harness = Harness::prepare(params)?;
     let tracer = if params.trace { Some(Tracer::open().context("setting up --trace")?) } else { None };
     let plan = params.cases();

@@ -68,6 +68,7 @@ pub fn run(p: &LiveParams) -> Result<LiveResult> {
     p.validate()?;
     cpus::preflight()?;
     let (kcpu, others) = cpus::choose(p.kernel_cpu)?;
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(&[kcpu], "the livelock kernel role")?;
     // The controller (this thread) stays off the kernel role's CPU; restored on return.
     let _pin = schedlab_os::affinity::AffinityGuard::pin(0, &others)?;
     // Bind everything first, so a taken port stops the run before anything starts.

@@ -110,6 +110,8 @@ pub struct Manager<R: Send + 'static> {
     handles: Vec<JoinHandle<WorkerResult<R>>>,
     irq: Option<IrqSteering>,
     plan: Plan,
+    /// The worker CPUs, locked against other schedlab runs for the manager's life.
+    _cpus: schedlab_os::cpulock::CpuLock,
 }
 
 impl<R: Send + 'static> Manager<R> {
@@ -126,6 +128,13 @@ impl<R: Send + 'static> Manager<R> {
             // A runaway SCHED_FIFO worker must never own its CPU completely.
             schedlab_os::sched::require_rt_throttling()?;
         }
+        // Real-time workers own their CPUs: another run there would halve both (the queue
+        // benchmark's SCHED_OTHER workers share like any program and lock nothing).
+        let mut worker_cpus: Vec<usize> = plan.worker_affinity.iter().flatten().copied().collect();
+        worker_cpus.sort_unstable();
+        worker_cpus.dedup();
+        let locked = if plan.policy.is_realtime() { &worker_cpus[..] } else { &[] };
+        let cpus = schedlab_os::cpulock::CpuLock::acquire(locked, "the task manager's workers")?;
         let irq = if cfg.steer_irqs {
             Some(IrqSteering::steer_with_dir(&plan.reserved, &cfg.irq_state_dir).context("steering IRQs")?)
         } else {
@@ -144,7 +153,7 @@ impl<R: Send + 'static> Manager<R> {
         });
         let params = SchedParams::new(plan.policy, plan.priority);
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-        let mut mgr = Manager { shared: shared.clone(), handles: Vec::new(), irq, plan: plan.clone() };
+        let mut mgr = Manager { shared: shared.clone(), handles: Vec::new(), irq, plan: plan.clone(), _cpus: cpus };
         for (index, (cpus, local)) in plan.worker_affinity.iter().cloned().zip(locals).enumerate() {
             let shared = shared.clone();
             let tx = ready_tx.clone();

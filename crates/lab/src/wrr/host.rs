@@ -191,6 +191,7 @@ pub fn run(mut policy: Box<dyn Policy>, specs: &[WrrTask], cfg: &HostConfig) -> 
         bail!("the live WRR host needs root (it sets SCHED_FIFO priorities): run with sudo");
     }
     sched::require_rt_throttling()?;
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(&cfg.cpus, "the live WRR host")?;
 
     let mut set = TaskSet::spawn(specs, &cfg.cpus)?;
     let wait = SchedParams { reset_on_fork: true, ..SchedParams::new(LinuxPolicy::Fifo, TASK_PRIO_WAIT) };

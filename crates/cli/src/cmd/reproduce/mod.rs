@@ -52,13 +52,13 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     only: Vec<String>,
     /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/`.
-    #[arg(long, default_value = "results", value_name = "DIR")]
+    #[arg(long, default_value = "results", value_name = "DIR", value_parser = crate::paths::writable_dir)]
     out: PathBuf,
     /// The results database [default: <out>/schedlab.db].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = crate::paths::writable_file)]
     db: Option<PathBuf>,
     /// Where to write the HTML report.
-    #[arg(long, default_value = "report/index.html", value_name = "PATH")]
+    #[arg(long, default_value = "report/index.html", value_name = "PATH", value_parser = crate::paths::writable_file)]
     report: PathBuf,
     /// Run shard K of N: a deterministic 1/N share of the experiments, balanced by their time
     /// estimates. Every shard must be given the same --only, scale and schedlab version.

@@ -63,7 +63,13 @@ impl Runner<'_> {
             let id = self.db.start(&self.new_run(*e), &self.host.provenance)?;
             let handle = progress.start(i, e.title());
             let mut section = run_one(*e, &self.host.context(self.scale, &handle));
-            if schedlab_os::signals::stop_requested() && section.status == Status::Completed {
+            // A stop signal ends an experiment early, as a result or as an error on its way out
+            // (a trial child killed mid-run): either way it was interrupted, not broken.
+            if schedlab_os::signals::stop_requested() && matches!(section.status, Status::Completed | Status::Failed(_))
+            {
+                if let Status::Failed(why) = &section.status {
+                    section.summary = format!("{} (stopped while: {why})", section.summary).trim().to_string();
+                }
                 section.status = Status::Interrupted;
             }
             if let Err(err) = output::save(&mut section, &self.args.out, self.host) {

@@ -73,11 +73,15 @@ pub struct RunArgs {
     #[arg(long)]
     tasks: bool,
     /// Write a Gantt chart (SVG) of every policy's run.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::paths::writable_file)]
     gantt: Option<PathBuf>,
     /// Save the (generated) workload as a JSON file.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::paths::writable_file)]
     save_workload: Option<PathBuf>,
+    /// The most tasks a workload may have (default: what half the available memory holds at
+    /// about 4 KiB per simulated task). A larger workload is refused before it is read whole.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_tasks: Option<u64>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -85,14 +89,17 @@ pub struct RunArgs {
 /// Run `schedlab sim run`.
 pub fn run(a: RunArgs) -> Result<()> {
     // Everything is validated before anything runs.
+    let cap = TaskCap::new(a.max_tasks);
     let w = match (&a.workload, &a.generate) {
         (Some(p), _) => {
+            cap.check_file(p)?;
             let text = std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display()))?;
             Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display()))?
         }
-        (None, Some(g)) => generate::by_spec(g).context("--generate")?,
+        (None, Some(g)) => generate::by_spec_within(g, cap.tasks).context("--generate")?,
         (None, None) => bail!("give --workload FILE or --generate SPEC"),
     };
+    cap.check_count(w.tasks.len())?;
     let host = Host::collect();
     let specs: Vec<String> = a
         .policies
@@ -172,4 +179,64 @@ fn wake_delays(text: &str) -> Result<WakeDelays> {
     }
     let at = |i: usize| v.get(i).copied().unwrap_or(0);
     Ok(WakeDelays { idle: at(0), preempt: at(1), task_preempt: at(2), remote_idle: at(3), remote_preempt: at(4) })
+}
+
+/// How many simulated tasks fit: `--max-tasks`, or half the available memory at
+/// [`TaskCap::BYTES_PER_TASK`]. Under the default, a file is also refused before it is read
+/// when parsing it would need more than that half (JSON grows about
+/// [`TaskCap::PARSE_GROWTH`]-fold in memory).
+struct TaskCap {
+    tasks: usize,
+    /// The memory the default is sized from (None when --max-tasks was given).
+    budget_bytes: Option<u64>,
+}
+
+impl TaskCap {
+    const BYTES_PER_TASK: u64 = 4096;
+    const PARSE_GROWTH: u64 = 40;
+
+    fn new(max_tasks: Option<u64>) -> Self {
+        match max_tasks {
+            Some(n) => TaskCap { tasks: n as usize, budget_bytes: None },
+            None => {
+                let available = schedlab_os::machine::meminfo_kb("MemAvailable").unwrap_or(4 << 20) * 1024;
+                let budget = available / 2;
+                TaskCap { tasks: (budget / Self::BYTES_PER_TASK).max(1) as usize, budget_bytes: Some(budget) }
+            }
+        }
+    }
+
+    fn why(&self) -> String {
+        match self.budget_bytes {
+            Some(b) => format!(
+                "the default cap, half of the {:.1} GiB of available memory at about 4 KiB per task; \
+                 --max-tasks N sets another",
+                2.0 * b as f64 / (1u64 << 30) as f64
+            ),
+            None => "--max-tasks".to_string(),
+        }
+    }
+
+    fn check_count(&self, n: usize) -> Result<()> {
+        if n > self.tasks {
+            bail!("the workload has {n} tasks, more than the cap of {} ({})", self.tasks, self.why());
+        }
+        Ok(())
+    }
+
+    fn check_file(&self, p: &std::path::Path) -> Result<()> {
+        // With --max-tasks the user sized it; the count is checked after reading.
+        let Some(budget) = self.budget_bytes else { return Ok(()) };
+        let bytes = std::fs::metadata(p).with_context(|| format!("reading workload {}", p.display()))?.len();
+        if bytes.saturating_mul(Self::PARSE_GROWTH) > budget {
+            bail!(
+                "workload {} is {:.1} MiB; reading it would need about {:.1} GiB, more than the cap allows ({})",
+                p.display(),
+                bytes as f64 / (1u64 << 20) as f64,
+                (bytes * Self::PARSE_GROWTH) as f64 / (1u64 << 30) as f64,
+                self.why()
+            );
+        }
+        Ok(())
+    }
 }

@@ -135,6 +135,13 @@ fn run_cmd(a: RunArgs) -> Result<()> {
         (None, false) => vec![Job::Argv(a.command.clone())],
         (None, true) => bail!("nothing to run: give --jobs FILE or `-- CMD ARGS`"),
     };
+    // A program that cannot start is refused before IRQs move (a job file's lines are shell
+    // commands: the shell finds their programs).
+    for job in &job_list {
+        if let Job::Argv(argv) = job {
+            schedlab_os::child::resolve_program(std::path::Path::new(&argv[0]))?;
+        }
+    }
     let cfg = a.manager.config();
     let plan = cfg.plan(&Topology::read()?)?;
     if plan.priority == 99 {
@@ -143,12 +150,19 @@ fn run_cmd(a: RunArgs) -> Result<()> {
     let opts = RunOptions { timeout: a.timeout, stdout_to_stderr: a.json, inject_panic: a.inject_panic };
     let report = jobs::run_jobs(&cfg, &job_list, &opts)?;
     if a.json {
-        return output::print_json(&serde_json::to_value(&report)?);
+        output::print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        let (table, lines) = views::jobs(&report);
+        println!("{}", render(&table));
+        for l in lines {
+            println!("{l}");
+        }
     }
-    let (table, lines) = views::jobs(&report);
-    println!("{}", render(&table));
-    for l in lines {
-        println!("{l}");
+    // Like a shell running the commands: a task that did not succeed makes the run fail (1).
+    let not_ok = report.jobs.iter().filter(|j| j.status != "ok").count();
+    if not_ok > 0 && !schedlab_os::signals::stop_requested() {
+        eprintln!("schedlab: {not_ok} of {} task(s) did not succeed", report.jobs.len());
+        std::process::exit(1);
     }
     Ok(())
 }

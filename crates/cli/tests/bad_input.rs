@@ -1,0 +1,161 @@
+//! Bad input, the way a user's bad day supplies it: every case is refused before anything
+//! changes (no IRQ mask moved, no run started: the refusal comes in seconds), with one line that
+//! names the offending value, exit 2 for a usage error or 1 for a run that failed — never a
+//! panic. Needs root (the live commands check root first); fails in CI without it.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+
+/// One test at a time: the CPU-lock test holds a CPU the others' live commands want.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn machine() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn irq_masks() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir("/proc/irq")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let mask = std::fs::read_to_string(e.path().join("smp_affinity")).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), mask)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn schedlab(args: &[&str], dir: &std::path::Path) -> (Output, Duration) {
+    let t0 = Instant::now();
+    let out = Command::new(BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap();
+    (out, t0.elapsed())
+}
+
+/// Run `args`; it must exit `code` within a few seconds, its stderr must name `needle`, say no
+/// word of a panic, and the IRQ masks must be as before.
+fn refused(args: &[&str], code: i32, needle: &str, dir: &std::path::Path) {
+    let before = irq_masks();
+    let (out, took) = schedlab(args, dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: exit status; stderr: {err}");
+    assert!(err.contains(needle), "{args:?}: stderr does not name {needle:?}: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?} panicked: {err}");
+    assert!(took < Duration::from_secs(8), "{args:?} took {took:?}: it ran before refusing");
+    assert_eq!(irq_masks(), before, "{args:?} changed IRQ masks");
+}
+
+#[test]
+fn every_bad_input_is_refused_before_anything_changes() {
+    if !schedlab_os::root_for_test("the bad-input table") {
+        return;
+    }
+    let _machine = machine();
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let task = format!("1:{BIN} workload cpu --iterations 3000000000");
+    // 6. Durations beyond a day.
+    refused(&["wrr", "run", "--duration", "1e99s", "--task", &task], 2, "1e99s", dir);
+    refused(&["taskman", "run", "--timeout", "1e99s", "--", "true"], 2, "1e99s", dir);
+    refused(&["policies", "run", "--timeout", "1e99s"], 2, "1e99s", dir);
+    refused(&["livelock", "live", "--maxtime", "1e99s"], 2, "1e99s", dir);
+    refused(&["timers", "reproduce", "--tick", "1e99s"], 2, "1e99s", dir);
+    refused(&["wrr", "run", "--duration", "25h", "--task", &task], 2, "25h", dir);
+    // 7. Output paths that cannot be written, refused before the run.
+    refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--out", "/proc/nope"], 2, "/proc/nope", dir);
+    refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--gantt", "/proc/nope/g.svg"], 2, "/proc/nope", dir);
+    refused(&["taskman", "bench", "--quick", "--out", "/proc/nope"], 2, "/proc/nope", dir);
+    refused(&["livelock", "live", "--out", "/proc/nope"], 2, "/proc/nope", dir);
+    refused(&["timers", "reproduce", "--out", "/proc/nope"], 2, "/proc/nope", dir);
+    refused(&["reproduce", "--quick", "--report", "/proc/nope/index.html"], 2, "/proc/nope", dir);
+    refused(
+        &["sim", "run", "--generate", "poisson:n=10", "--policy", "fcfs", "--gantt", dir.to_str().unwrap()],
+        2,
+        "is a directory",
+        dir,
+    );
+    // 9. Too many simulated tasks, and two tasks of one name.
+    refused(
+        &["sim", "run", "--generate", "poisson:n=1000", "--policy", "fcfs", "--max-tasks", "999"],
+        2,
+        "cap of 999",
+        dir,
+    );
+    let twins = dir.join("twins.json");
+    std::fs::write(&twins, r#"{"tasks":[{"name":"A","bursts":[5]},{"name":"A","bursts":[3]}]}"#).unwrap();
+    refused(&["sim", "run", "--workload", twins.to_str().unwrap(), "--policy", "fcfs"], 2, "\"A\"", dir);
+    let many: Vec<String> = (0..50).map(|i| format!(r#"{{"name":"T{i}","bursts":[1]}}"#)).collect();
+    let big = dir.join("many.json");
+    std::fs::write(&big, format!(r#"{{"tasks":[{}]}}"#, many.join(","))).unwrap();
+    refused(
+        &["sim", "run", "--workload", big.to_str().unwrap(), "--policy", "fcfs", "--max-tasks", "10"],
+        2,
+        "50 tasks",
+        dir,
+    );
+    // 10. A command that does not exist is refused before IRQs move; one that fails fails the run.
+    refused(&["taskman", "run", "--", "/nonexistent/cmd"], 2, "/nonexistent/cmd", dir);
+    refused(&["taskman", "run", "--", "schedlab-no-such-program"], 2, "schedlab-no-such-program", dir);
+    refused(&["taskman", "run", "--", "false"], 1, "1 of 1 task(s) did not succeed", dir);
+    // 12. A failed merge leaves no database behind.
+    let corrupt = dir.join("corrupt.db");
+    std::fs::write(&corrupt, "this is not SQLite").unwrap();
+    let merged = dir.join("merged.db");
+    refused(&["results", "merge", corrupt.to_str().unwrap(), "--db", merged.to_str().unwrap()], 2, "corrupt.db", dir);
+    assert!(!merged.exists(), "a failed merge left {}", merged.display());
+    // 13. RT children on every CPU, and a priority above the harness's.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        refused(&["policies", "run", "--cpus", "0-1", "--policy", "fifo"], 2, "every CPU", dir);
+    }
+    refused(&["policies", "run", "--priority", "99"], 2, "1..=98", dir);
+}
+
+/// Item 11: a second live run that wants a CPU another one holds is refused, naming the
+/// holder; `--force` lets it share deliberately.
+#[test]
+fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
+    if !schedlab_os::root_for_test("the CPU lock") {
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if !schedlab_os::test_gate::require("the CPU lock", cpus >= 2, "needs 2+ CPUs") {
+        return;
+    }
+    let _machine = machine();
+    let d = tempfile::tempdir().unwrap();
+    let task = format!("1:{BIN} workload cpu --iterations 3000000000");
+    let mut first = Command::new(BIN)
+        .args(["wrr", "run", "--duration", "20s", "--task", &task, "--out"])
+        .arg(d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let holder = format!("pid {}", first.id());
+    // Until the first run holds its CPU (its lock file names it).
+    let last = cpus - 1;
+    let lock = std::path::Path::new("/run/schedlab").join(format!("cpu{last}.lock"));
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.starts_with(&holder)) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the first run never locked CPU {last}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    refused(
+        &["wrr", "run", "--duration", "1s", "--task", &task, "--out", d.path().to_str().unwrap()],
+        2,
+        &holder,
+        d.path(),
+    );
+    let (forced, _) = schedlab(
+        &["wrr", "run", "--force", "--duration", "1s", "--task", &task, "--out", d.path().to_str().unwrap()],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&forced.stderr);
+    assert!(forced.status.success(), "--force was refused: {err}");
+    assert!(err.contains("going on because of --force"), "{err}");
+    let _ = first.kill();
+    let _ = first.wait();
+}
