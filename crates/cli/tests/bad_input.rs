@@ -159,3 +159,57 @@ fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
     let _ = first.kill();
     let _ = first.wait();
 }
+
+/// Item 8: a run stopped by SIGINT or SIGTERM ends the way the signal would have ended it (a
+/// shell then shows 130 / 143), and an experiment stopped inside `reproduce` is stored as
+/// `interrupted`, not `failed`.
+#[test]
+fn a_stopped_run_ends_like_the_signal_and_is_stored_as_interrupted() {
+    if !schedlab_os::root_for_test("stopping live runs") {
+        return;
+    }
+    let _machine = machine();
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().to_str().unwrap().to_string();
+    let report = d.path().join("report.html");
+    let cases: [(&str, Vec<&str>, i32); 3] = [
+        (
+            "timers reproduce",
+            vec!["timers", "reproduce", "--queues", "delta", "--trials", "1", "--out", &o],
+            libc_sig::TERM,
+        ),
+        ("wrr study", vec!["wrr", "study", "--quick", "--only", "wrr", "--out", &o], libc_sig::INT),
+        (
+            "reproduce --only timers",
+            vec!["reproduce", "--quick", "--only", "timers", "--out", &o, "--report", report.to_str().unwrap()],
+            libc_sig::INT,
+        ),
+    ];
+    for (name, args, sig) in cases {
+        let mut run = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+        assert!(run.try_wait().unwrap().is_none(), "{name} ended before it was stopped");
+        assert!(Command::new("kill").args([&format!("-{sig}"), &run.id().to_string()]).status().unwrap().success());
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = run.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "{name} ignored signal {sig}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.signal(), Some(sig), "{name}: {status:?}");
+    }
+    let db = d.path().join("schedlab.db");
+    let (list, _) = schedlab(&["results", "list", "--db", db.to_str().unwrap()], d.path());
+    let text = String::from_utf8_lossy(&list.stdout);
+    let row = text.lines().find(|l| l.contains("timers")).unwrap_or_else(|| panic!("no timers run stored: {text}"));
+    assert!(row.contains("interrupted") && !row.contains("failed"), "stored as: {row}");
+}
+
+/// Signal numbers (Linux) for the test above.
+mod libc_sig {
+    pub const INT: i32 = 2;
+    pub const TERM: i32 = 15;
+}
