@@ -3,6 +3,7 @@
 //! names the offending value, exit 2 for a usage error or 1 for a run that failed — never a
 //! panic. Needs root (the live commands check root first); fails in CI without it.
 
+use schedlab_os::process::Signal;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,8 +12,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// One test at a time: the CPU-lock test holds a CPU the others' live commands want.
 static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn machine() -> std::sync::MutexGuard<'static, ()> {
-    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
+/// Root (else a failure in CI, a skip elsewhere) and the machine to ourselves.
+fn live(what: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    schedlab_os::root_for_test(what).then(|| MACHINE.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn irq_masks() -> Vec<(String, String)> {
@@ -50,10 +52,9 @@ fn refused(args: &[&str], code: i32, needle: &str, dir: &std::path::Path) {
 
 #[test]
 fn every_bad_input_is_refused_before_anything_changes() {
-    if !schedlab_os::root_for_test("the bad-input table") {
+    let Some(_machine) = live("the bad-input table") else {
         return;
-    }
-    let _machine = machine();
+    };
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     let task = format!("1:{BIN} workload cpu --iterations 3000000000");
@@ -117,14 +118,13 @@ fn every_bad_input_is_refused_before_anything_changes() {
 /// holder; `--force` lets it share deliberately.
 #[test]
 fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
-    if !schedlab_os::root_for_test("the CPU lock") {
+    let Some(_machine) = live("the CPU lock") else {
         return;
-    }
+    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if !schedlab_os::test_gate::require("the CPU lock", cpus >= 2, "needs 2+ CPUs") {
         return;
     }
-    let _machine = machine();
     let d = tempfile::tempdir().unwrap();
     let task = format!("1:{BIN} workload cpu --iterations 3000000000");
     let mut first = Command::new(BIN)
@@ -165,10 +165,9 @@ fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
 /// `interrupted`, not `failed`.
 #[test]
 fn a_stopped_run_ends_like_the_signal_and_is_stored_as_interrupted() {
-    if !schedlab_os::root_for_test("stopping live runs") {
+    let Some(_machine) = live("stopping live runs") else {
         return;
-    }
-    let _machine = machine();
+    };
     use std::os::unix::process::ExitStatusExt;
     let d = tempfile::tempdir().unwrap();
     let o = d.path().to_str().unwrap().to_string();
@@ -177,13 +176,13 @@ fn a_stopped_run_ends_like_the_signal_and_is_stored_as_interrupted() {
         (
             "timers reproduce",
             vec!["timers", "reproduce", "--queues", "delta", "--trials", "1", "--out", &o],
-            libc_sig::TERM,
+            Signal::SIGTERM as i32,
         ),
-        ("wrr study", vec!["wrr", "study", "--quick", "--only", "wrr", "--out", &o], libc_sig::INT),
+        ("wrr study", vec!["wrr", "study", "--quick", "--only", "wrr", "--out", &o], Signal::SIGINT as i32),
         (
             "reproduce --only timers",
             vec!["reproduce", "--quick", "--only", "timers", "--out", &o, "--report", report.to_str().unwrap()],
-            libc_sig::INT,
+            Signal::SIGINT as i32,
         ),
     ];
     for (name, args, sig) in cases {
@@ -206,10 +205,4 @@ fn a_stopped_run_ends_like_the_signal_and_is_stored_as_interrupted() {
     let text = String::from_utf8_lossy(&list.stdout);
     let row = text.lines().find(|l| l.contains("timers")).unwrap_or_else(|| panic!("no timers run stored: {text}"));
     assert!(row.contains("interrupted") && !row.contains("failed"), "stored as: {row}");
-}
-
-/// Signal numbers (Linux) for the test above.
-mod libc_sig {
-    pub const INT: i32 = 2;
-    pub const TERM: i32 = 15;
 }

@@ -209,7 +209,8 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
     let what = format!("{} killed after {at:?}, healed by {net:?}", c.name);
-    let token = format!("{}-{}", std::process::id(), Instant::now().elapsed().as_nanos() ^ rand_bits());
+    // A fresh random token per run (the kernel's UUID generator).
+    let token = read(Path::new("/proc/sys/kernel/random/uuid"));
     let before = snapshot();
     let policies_before = policies();
     let child = Command::new(BIN)
@@ -278,13 +279,8 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
 
 /// The journal file of run `pid`, if it wrote one.
 fn journal_of(pid: i32) -> Option<PathBuf> {
-    let dir = Path::new("/run/schedlab/journal");
-    dirs_and_files(dir).into_iter().find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{pid}.")))
-}
-
-fn dirs_and_files(path: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(path) else { return Vec::new() };
-    rd.flatten().map(|e| e.path()).collect()
+    let rd = std::fs::read_dir("/run/schedlab/journal").ok()?;
+    rd.flatten().map(|e| e.path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{pid}.")))
 }
 
 /// Changes recorded and not marked undone in a journal file.
@@ -293,10 +289,6 @@ fn pending_changes(path: &Path) -> usize {
     let made = text.lines().filter(|l| l.contains("\"change\"")).count();
     let undone = text.lines().filter(|l| l.contains("\"undone\"")).count();
     made.saturating_sub(undone)
-}
-
-fn rand_bits() -> u128 {
-    std::fs::read_to_string("/proc/sys/kernel/random/uuid").map_or(0, |u| u.bytes().map(u128::from).sum())
 }
 
 #[test]

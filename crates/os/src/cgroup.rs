@@ -137,29 +137,36 @@ impl CpuGroupSet {
         &self.parent
     }
 
-    fn evacuate(&self, dir: &Path) {
-        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(self.ctl.root().join("cgroup.procs"), pid);
-        }
-    }
-
     /// Remove one group; false if it would not go.
     fn remove(&self, dir: &Path) -> bool {
-        for attempt in 0..50 {
-            self.evacuate(dir);
-            match std::fs::remove_dir(dir) {
-                Ok(()) => return true,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
-                Err(e) if attempt == 49 => {
-                    eprintln!("schedlab: could not remove cgroup {}: {e}; `schedlab restore` retries", dir.display())
-                }
-                // Exiting tasks leave the group a moment after they are reaped.
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        match remove_group(self.ctl.root(), dir) {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!("schedlab: could not remove cgroup: {why}; `schedlab restore` retries");
+                false
             }
         }
-        false
     }
+}
+
+/// Remove the (childless) group `dir`, moving any process still in it to the hierarchy's
+/// `root` first. Retries for about a second: exiting tasks leave a group a moment after they are
+/// reaped. A group that is already gone counts as removed.
+pub(crate) fn remove_group(root: &Path, dir: &Path) -> Result<(), String> {
+    const ATTEMPTS: usize = 100;
+    for attempt in 1..=ATTEMPTS {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(root.join("cgroup.procs"), pid);
+        }
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if attempt == ATTEMPTS => return Err(format!("removing {}: {e}", dir.display())),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    unreachable!("the last attempt returns")
 }
 
 impl Drop for CpuGroupSet {

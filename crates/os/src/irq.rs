@@ -228,10 +228,10 @@ fn take_lock(dir: &Path) -> OsResult<Flock<File>> {
         .map_err(|e| OsError::from_io(format!("opening {}", p.display()), e))?;
     Flock::lock(f, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
         if e == nix::errno::Errno::EWOULDBLOCK {
-            OsError::unsupported(
-                "IRQ steering",
-                format!("another schedlab run is steering IRQs right now (it holds {})", p.display()),
-            )
+            OsError::Busy {
+                what: "IRQ steering".into(),
+                why: format!("another schedlab run is steering IRQs right now (it holds {})", p.display()),
+            }
         } else {
             OsError::from_io(format!("locking {}", p.display()), e.into())
         }

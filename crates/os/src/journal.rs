@@ -147,7 +147,7 @@ fn open_own_file(state: &Path) -> OsResult<Recorder> {
     let dir = journal_dir(state);
     std::fs::create_dir_all(&dir).map_err(|e| OsError::from_io(format!("creating {}", dir.display()), e))?;
     let me = procfs::ProcessIdentity::current();
-    let path = dir.join(format!("{}.{}.jsonl", me.pid, me.start_ticks));
+    let path = dir.join(format!("{}.jsonl", own_name()));
     let file = File::options()
         .create(true)
         .append(true)
@@ -265,9 +265,19 @@ fn owner_alive(pid: u32, start_ticks: u64) -> bool {
 
 /// `<pid>.<start ticks>.jsonl` → (pid, start ticks).
 fn owner_of(path: &Path) -> Option<(u32, u64)> {
-    let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
-    let (pid, start) = name.split_once('.')?;
+    parse_owner(path.file_name()?.to_str()?.strip_suffix(".jsonl")?)
+}
+
+/// `PID.START` (how a journal names its owner) → (pid, start ticks).
+pub fn parse_owner(text: &str) -> Option<(u32, u64)> {
+    let (pid, start) = text.split_once('.')?;
     Some((pid.parse().ok()?, start.parse().ok()?))
+}
+
+/// How a journal names the current process: `PID.START`.
+pub fn own_name() -> String {
+    let me = procfs::ProcessIdentity::current();
+    format!("{}.{}", me.pid, me.start_ticks)
 }
 
 fn heal_file(path: &Path, healed: &mut Healed) -> OsResult<()> {
@@ -372,6 +382,7 @@ pub fn kill_group(pgid: i32, start_ticks: u64, limit: Duration) -> Result<(), St
     }
 }
 
+/// Remove a cgroup tree, deepest first.
 fn remove_cgroup_tree(path: &Path, root: &Path) -> Result<(), String> {
     if !path.is_dir() {
         return Ok(());
@@ -385,28 +396,11 @@ fn remove_cgroup_tree(path: &Path, root: &Path) -> Result<(), String> {
     for d in subdirs {
         remove_cgroup_tree(&d, root)?;
     }
-    for attempt in 0..100 {
-        let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(root.join("cgroup.procs"), pid);
-        }
-        match std::fs::remove_dir(path) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if attempt == 99 => return Err(format!("removing {}: {e}", path.display())),
-            // Tasks leave a group a moment after they die.
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
-    unreachable!("the loop returns on its last attempt")
+    crate::cgroup::remove_group(root, path)
 }
 
 fn remove_trace_instance(path: &Path) -> Result<(), String> {
-    if !path.is_dir() {
-        return Ok(());
-    }
-    let _ = std::fs::write(path.join("tracing_on"), "0");
-    match std::fs::remove_dir(path) {
+    match crate::tracefs::remove_instance_dir(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("removing {}: {e}", path.display())),
@@ -431,6 +425,14 @@ mod tests {
         Line::Owner { boot_id, pid: 1, command: "schedlab test".into() }
     }
 
+    /// A `sleep 60` leading its own process group, with its pid and start time.
+    fn sleeper() -> (std::process::Child, i32, u64) {
+        let child = std::process::Command::new("sleep").arg("60").process_group(0).spawn().unwrap();
+        let pid = child.id() as i32;
+        let start = procfs::stat(pid).unwrap().start_ticks;
+        (child, pid, start)
+    }
+
     #[test]
     fn pending_changes_are_those_made_and_not_undone_and_a_torn_line_is_ignored() {
         let a = Change::TraceInstance { path: "/x/a".into() };
@@ -451,9 +453,7 @@ mod tests {
     #[test]
     fn a_dead_runs_process_group_is_killed_and_its_journal_removed_while_a_live_runs_stays() {
         let state = tempfile::tempdir().unwrap();
-        let mut sleeper = std::process::Command::new("sleep").arg("60").process_group(0).spawn().unwrap();
-        let pid = sleeper.id() as i32;
-        let start = procfs::stat(pid).unwrap().start_ticks;
+        let (mut sleeper, pid, start) = sleeper();
         let me = procfs::ProcessIdentity::current();
         let group = Change::ProcessGroup { pgid: pid, start_ticks: start, what: "sleep 60".into() };
         // Our own pid with a wrong start time: a dead owner whose pid was reused.
@@ -480,9 +480,7 @@ mod tests {
 
     #[test]
     fn a_group_whose_leader_pid_was_reused_is_left_alone() {
-        let mut sleeper = std::process::Command::new("sleep").arg("60").process_group(0).spawn().unwrap();
-        let pid = sleeper.id() as i32;
-        let start = procfs::stat(pid).unwrap().start_ticks;
+        let (mut sleeper, pid, start) = sleeper();
         kill_group(pid, start + 1, Duration::from_secs(1)).unwrap();
         assert!(sleeper.try_wait().unwrap().is_none(), "a process with another start time was killed");
         kill_group(pid, start, Duration::from_secs(10)).unwrap();
@@ -493,9 +491,7 @@ mod tests {
     #[test]
     fn a_journal_from_another_boot_is_discarded_without_undoing() {
         let state = tempfile::tempdir().unwrap();
-        let mut sleeper = std::process::Command::new("sleep").arg("60").process_group(0).spawn().unwrap();
-        let pid = sleeper.id() as i32;
-        let start = procfs::stat(pid).unwrap().start_ticks;
+        let (mut sleeper, pid, start) = sleeper();
         let change = Change::ProcessGroup { pgid: pid, start_ticks: start, what: "sleep".into() };
         let path = write_journal(
             state.path(),
@@ -530,7 +526,7 @@ mod tests {
         let kept = record(Change::TraceInstance { path: "/nonexistent/schedlab-journal-kept".into() }).unwrap();
         drop(entry);
         let me = procfs::ProcessIdentity::current();
-        let own = journal_dir(&state_dir()).join(format!("{}.{}.jsonl", me.pid, me.start_ticks));
+        let own = journal_dir(&state_dir()).join(format!("{}.jsonl", own_name()));
         let (owner, pending) = pending_changes(&std::fs::read_to_string(&own).unwrap());
         assert_eq!(owner.unwrap().0, me.boot_id);
         assert!(pending.contains(&Change::TraceInstance { path: "/nonexistent/schedlab-journal-kept".into() }));

@@ -185,7 +185,7 @@ impl Drop for Instance {
 }
 
 /// Stop an instance recording and remove it (the kernel disables its events with it).
-fn remove_instance_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_instance_dir(dir: &Path) -> std::io::Result<()> {
     let _ = std::fs::write(dir.join("tracing_on"), "0");
     std::fs::remove_dir(dir)
 }

@@ -75,30 +75,18 @@ pub fn run(a: Args) -> Result<()> {
 
 /// The guardian's body: block until the owner's pipe closes, then heal its journal.
 fn guard(dir: &std::path::Path, owner: &str) -> Result<()> {
-    let (pid, start) = owner
-        .split_once('.')
-        .and_then(|(p, s)| Some((p.parse::<u32>().ok()?, s.parse::<u64>().ok()?)))
-        .with_context(|| format!("--guard takes PID.START, not {owner}"))?;
+    let (pid, start) = journal::parse_owner(owner).with_context(|| format!("--guard takes PID.START, not {owner}"))?;
     let mut sink = [0u8; 64];
     let mut stdin = std::io::stdin();
     while stdin.read(&mut sink).is_ok_and(|n| n > 0) {}
     let healed = journal::heal_owner(dir, pid, start, Duration::from_secs(30))?;
-    if !healed.is_empty() {
-        eprintln!("schedlab: run {pid} ended without cleaning up; its guardian undid:");
-        for u in &healed.undone {
-            eprintln!("schedlab:   {u}");
-        }
-        for f in &healed.failed {
-            eprintln!("schedlab:   could not undo {f}; `schedlab restore` retries");
-        }
-    }
+    report(&healed, &format!("run {pid} ended without cleaning up; its guardian undid"));
     Ok(())
 }
 
 /// Start this process's guardian (see the module documentation). Its pipe's write end is kept
 /// open for the rest of the process's life and closes when the process ends, however it ends.
 pub fn start_guardian() {
-    let me = schedlab_os::procfs::ProcessIdentity::current();
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
@@ -107,7 +95,7 @@ pub fn start_guardian() {
         }
     };
     let spawned = std::process::Command::new(exe)
-        .args(["restore", "--guard", &format!("{}.{}", me.pid, me.start_ticks)])
+        .args(["restore", "--guard", &journal::own_name()])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .process_group(0)
@@ -123,18 +111,15 @@ pub fn start_guardian() {
 /// is reported and does not stop the command (what could not be undone stays journaled).
 pub fn heal_before_live_run() {
     match journal::heal() {
-        Ok(h) => report(&h),
+        Ok(h) => report(&h, &format!("undid what {} earlier run(s) killed without cleaning up left", h.runs.len())),
         Err(e) => eprintln!("schedlab: could not read the journal of earlier runs: {e}"),
     }
 }
 
-fn report(h: &Healed) {
+/// Say on stderr what a heal undid (after `heading`) and what it could not.
+fn report(h: &Healed, heading: &str) {
     if !h.undone.is_empty() {
-        eprintln!(
-            "schedlab: undid what {} earlier run(s) killed without cleaning up left: {}",
-            h.runs.len(),
-            h.undone.join(", ")
-        );
+        eprintln!("schedlab: {heading}: {}", h.undone.join(", "));
     }
     for f in &h.failed {
         eprintln!("schedlab: could not undo {f}; `schedlab restore` retries");

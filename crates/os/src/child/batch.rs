@@ -37,8 +37,9 @@ pub struct Batch {
     ready: usize,
     failures: Vec<ChildFailure>,
     partial: Vec<u8>,
-    /// The group in the journal, from the first child on.
-    journal: Option<crate::journal::GroupEntry>,
+    /// The group in the journal, from the first child on; dropped after `Drop::drop` has
+    /// killed and reaped the children.
+    _journal: Option<crate::journal::GroupEntry>,
 }
 
 impl Batch {
@@ -75,7 +76,7 @@ impl Batch {
             ready: 0,
             failures: Vec::new(),
             partial: Vec::new(),
-            journal: None,
+            _journal: None,
         })
     }
 
@@ -106,7 +107,7 @@ impl Batch {
         self.live.insert(pid);
         if self.pgid == 0 {
             self.pgid = pid;
-            self.journal = Some(crate::journal::record_group(pid, format!("{} ×N", self.spec().display()))?);
+            self._journal = Some(crate::journal::record_group(pid, format!("{} ×N", self.spec().display()))?);
         }
         self.drain_reports();
         Ok(pid)
@@ -282,7 +283,6 @@ impl Drop for Batch {
                 eprintln!("schedlab: killed and reaped {n} children after a panic");
             }
         }
-        self.journal.take();
         // SAFETY: restoring the mask saved in `new` for this thread.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
     }

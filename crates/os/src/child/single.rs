@@ -25,8 +25,9 @@ pub struct Child {
     stderr: Option<File>,
     reaped: Option<Reaped>,
     failure: Option<ChildFailure>,
-    /// Its process group in the journal; dropped (group killed, entry undone) after the child.
-    journal: Option<crate::journal::GroupEntry>,
+    /// Its process group in the journal. Fields drop after `Drop::drop` has killed the child, so
+    /// this then kills the rest of its group and marks the entry undone.
+    _journal: Option<crate::journal::GroupEntry>,
 }
 
 impl Child {
@@ -67,7 +68,7 @@ impl Child {
             stderr: err.map(|(r, _)| File::from(r)),
             reaped: None,
             failure: None,
-            journal,
+            _journal: journal,
         };
         child.await_start()?;
         Ok(child)
@@ -271,8 +272,6 @@ impl Drop for Child {
         if self.reaped.is_none() {
             let _ = self.kill();
         }
-        // Then the rest of its group, and the journal entry.
-        self.journal.take();
     }
 }
 

@@ -187,7 +187,7 @@ fn wake_delays(text: &str) -> Result<WakeDelays> {
 /// [`TaskCap::PARSE_GROWTH`]-fold in memory).
 struct TaskCap {
     tasks: usize,
-    /// The memory the default is sized from (None when --max-tasks was given).
+    /// Half the available memory, when the cap is sized from it (None with --max-tasks).
     budget_bytes: Option<u64>,
 }
 
@@ -209,9 +209,9 @@ impl TaskCap {
     fn why(&self) -> String {
         match self.budget_bytes {
             Some(b) => format!(
-                "the default cap, half of the {:.1} GiB of available memory at about 4 KiB per task; \
-                 --max-tasks N sets another",
-                2.0 * b as f64 / (1u64 << 30) as f64
+                "the default cap: {:.1} GiB, half the available memory, at about 4 KiB per task; --max-tasks N \
+                 sets another",
+                gib(b)
             ),
             None => "--max-tasks".to_string(),
         }
@@ -228,15 +228,20 @@ impl TaskCap {
         // With --max-tasks the user sized it; the count is checked after reading.
         let Some(budget) = self.budget_bytes else { return Ok(()) };
         let bytes = std::fs::metadata(p).with_context(|| format!("reading workload {}", p.display()))?.len();
-        if bytes.saturating_mul(Self::PARSE_GROWTH) > budget {
+        let need = bytes.saturating_mul(Self::PARSE_GROWTH);
+        if need > budget {
             bail!(
                 "workload {} is {:.1} MiB; reading it would need about {:.1} GiB, more than the cap allows ({})",
                 p.display(),
                 bytes as f64 / (1u64 << 20) as f64,
-                (bytes * Self::PARSE_GROWTH) as f64 / (1u64 << 30) as f64,
+                gib(need),
                 self.why()
             );
         }
         Ok(())
     }
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
 }

@@ -50,11 +50,7 @@ impl Linux {
 
     /// `push_rt_task()` for every RT task waiting on CPU `i` that cannot run there now.
     pub(crate) fn push_rt(&mut self, i: usize, now: Time) {
-        let running = match self.rqs[i].curr {
-            Some((r, Class::RealTime)) => self.rqs[i].rt.prio(r),
-            Some((_, Class::Deadline)) => 100,
-            _ => return,
-        };
+        let Some(running) = self.rt_running_prio(i) else { return };
         for t in self.rqs[i].rt.waiting() {
             let prio = self.rqs[i].rt.prio(t);
             if prio > running {
@@ -74,11 +70,7 @@ impl Linux {
     pub(crate) fn pull_rt(&mut self, i: usize, now: Time) -> bool {
         let mut best: Option<(i32, CpuId, TaskId)> = None;
         for j in (0..self.rqs.len()).filter(|&j| j != i) {
-            let running = match self.rqs[j].curr {
-                Some((r, Class::RealTime)) => self.rqs[j].rt.prio(r),
-                Some((_, Class::Deadline)) => 100,
-                _ => continue,
-            };
+            let Some(running) = self.rt_running_prio(j) else { continue };
             for t in self.rqs[j].rt.waiting() {
                 let prio = self.rqs[j].rt.prio(t);
                 let allowed = self.smp.as_ref().expect("smp").tasks.get(t).view.allowed(i);
@@ -93,5 +85,15 @@ impl Linux {
         }
         self.migrate_queued(t, j, i, now);
         true
+    }
+
+    /// The RT priority CPU `i` runs at: its RT task's, above every RT level (100) for a
+    /// deadline task, None below the RT class. A waiting RT task at or below it cannot run here.
+    fn rt_running_prio(&self, i: usize) -> Option<i32> {
+        match self.rqs[i].curr {
+            Some((r, Class::RealTime)) => Some(self.rqs[i].rt.prio(r)),
+            Some((_, Class::Deadline)) => Some(100),
+            _ => None,
+        }
     }
 }
