@@ -29,8 +29,8 @@ impl Linux {
         self.smp.as_ref().expect("smp").tasks.get_ref(t).is_none_or(|s| s.view.allowed(c))
     }
 
-    fn allowed_cpus(&self, t: TaskId) -> Vec<CpuId> {
-        (0..self.rqs.len()).filter(|&c| self.allowed(t, c)).collect()
+    fn allowed_cpus(&self, t: TaskId) -> impl Iterator<Item = CpuId> + '_ {
+        (0..self.rqs.len()).filter(move |&c| self.allowed(t, c))
     }
 
     /// `available_idle_cpu()`: nothing runs and nothing waits.
@@ -42,16 +42,20 @@ impl Linux {
     pub(crate) fn select_new(&mut self, t: TaskId, now: Time) -> usize {
         let smp = self.smp.as_ref().expect("smp");
         let key = |c: CpuId| (!self.idle(c), self.rqs[c].nr_running(), smp.cpu_signals(c, now).0, c);
-        self.allowed_cpus(t).into_iter().min_by_key(|&c| key(c)).unwrap_or(0)
+        self.allowed_cpus(t).min_by_key(|&c| key(c)).unwrap_or(0)
     }
 
     /// A waking task's CPU, by its class.
     pub(crate) fn select_woken(&mut self, t: TaskId, prev: CpuId, waker: Option<CpuId>, now: Time) -> usize {
-        let allowed = self.allowed_cpus(t);
-        if allowed.is_empty() {
-            return prev;
-        }
-        let prev = if allowed.contains(&prev) { prev } else { allowed[0] };
+        // Every wake-up passes here: no list of allowed CPUs is built.
+        let prev = if self.allowed(t, prev) {
+            prev
+        } else {
+            match self.allowed_cpus(t).next() {
+                Some(first) => first,
+                None => return prev,
+            }
+        };
         match self.class.get(t) {
             Class::Fair => {
                 if self.rqs[prev].fair.is_delayed(t) {
@@ -179,8 +183,10 @@ impl Linux {
     /// `find_lowest_rq()`: among allowed CPUs whose highest RT priority is below `prio`, those
     /// of the lowest; `prev`, then the waker's CPU, then the first of them.
     pub(crate) fn find_lowest_rq(&mut self, t: TaskId, prio: i32, prev: CpuId, this: Option<CpuId>) -> Option<CpuId> {
+        // rt_top needs `&mut self`, so the allowed CPUs are listed first.
+        let allowed: Vec<CpuId> = self.allowed_cpus(t).collect();
         let cands: Vec<(CpuId, i32)> =
-            self.allowed_cpus(t).into_iter().map(|c| (c, self.rt_top(c))).filter(|&(_, p)| p < prio).collect();
+            allowed.into_iter().map(|c| (c, self.rt_top(c))).filter(|&(_, p)| p < prio).collect();
         let lowest = cands.iter().map(|&(_, p)| p).min()?;
         let set: Vec<CpuId> = cands.into_iter().filter(|&(_, p)| p == lowest).map(|(c, _)| c).collect();
         [Some(prev), this].into_iter().flatten().find(|c| set.contains(c)).or(set.first().copied())
@@ -224,7 +230,7 @@ impl Linux {
         prev: CpuId,
         this: Option<CpuId>,
     ) -> Option<CpuId> {
-        let allowed = self.allowed_cpus(t);
+        let allowed: Vec<CpuId> = self.allowed_cpus(t).collect();
         let earliest: Vec<(CpuId, Option<Time>)> = allowed.iter().map(|&c| (c, self.dl_earliest(c))).collect();
         let free: Vec<CpuId> = earliest.iter().filter(|(_, e)| e.is_none()).map(|&(c, _)| c).collect();
         let set = if free.is_empty() {
