@@ -149,6 +149,20 @@ fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
         &holder,
         d.path(),
     );
+    // The traced runs lock their CPUs too: a pinned `trace record` and `validate`.
+    let last_cpu = last.to_string();
+    refused(
+        &["trace", "record", "--cpus", &last_cpu, "--out", d.path().to_str().unwrap(), "--", "true"],
+        2,
+        &holder,
+        d.path(),
+    );
+    refused(
+        &["validate", "--cases", "nice-hogs", "--quick", "--out", d.path().to_str().unwrap()],
+        2,
+        &holder,
+        d.path(),
+    );
     let (forced, _) = schedlab(
         &["wrr", "run", "--force", "--duration", "1s", "--task", &task, "--out", d.path().to_str().unwrap()],
         d.path(),

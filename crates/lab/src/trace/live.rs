@@ -125,11 +125,19 @@ pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> 
         .collect()
 }
 
+/// Every CPU some task is pinned to: the CPUs a run locks against other runs.
+fn pinned_cpus(tasks: &[LiveTask]) -> Vec<usize> {
+    let set: std::collections::BTreeSet<usize> =
+        tasks.iter().filter_map(|t| t.cpus.as_ref()).flatten().copied().collect();
+    set.into_iter().collect()
+}
+
 /// Run `tasks` under a recording for at most `limit` after the first release.
 pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Result<LiveRun> {
     if tasks.iter().any(|t| t.sched.policy.is_realtime()) {
         schedlab_os::sched::require_rt_throttling()?;
     }
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(&pinned_cpus(tasks), "the traced tasks")?;
     let mut children = Vec::with_capacity(tasks.len());
     let mut meta = Collector::default();
     for t in tasks {

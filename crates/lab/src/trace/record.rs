@@ -30,6 +30,7 @@ pub struct RecordRequest {
 /// Record `req`'s program; the section's files are the trace and the metadata.
 pub fn record(req: &RecordRequest) -> Result<Section> {
     let mut spec = ChildSpec::from_argv(&req.argv)?.barrier(Barrier::Gate);
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(req.cpus.as_deref().unwrap_or(&[]), "the traced program")?;
     if let Some(c) = &req.cpus {
         spec = spec.cpus(c);
     }

@@ -96,6 +96,12 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         one_cpu: vec![*cpus.last().unwrap_or(&0)],
         two_cpus: cpus.iter().copied().take(2).collect(),
     };
+    // Held for the whole run, so no other run starts on these CPUs between two cases.
+    let mut locked = plan.two_cpus.clone();
+    locked.extend(&plan.one_cpu);
+    locked.sort_unstable();
+    locked.dedup();
+    let _cpus = schedlab_os::cpulock::CpuLock::acquire(&locked, "the validation cases")?;
     let exe = std::env::current_exe()?;
     let host_tick = ctx.machine.hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
     ctx.progress.update(0.0, "probing how the kernel ends slices");
