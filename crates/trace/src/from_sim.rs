@@ -12,6 +12,7 @@ use crate::event::Pid;
 use crate::timeline::{BlockedSpan, EndState, Run, Span, TaskTimeline, Timeline, WakeSample};
 use schedlab_sim::engine::SimResult;
 use schedlab_sim::workload::{TaskSpec, Workload};
+use std::collections::BTreeSet;
 
 /// Pid of workload task `i` when none are given: `FIRST_SIM_PID + i`.
 pub const FIRST_SIM_PID: Pid = 1000;
@@ -49,11 +50,20 @@ pub fn timeline_from_sim(result: &SimResult, workload: &Workload, opts: &FromSim
     let mut pieces: Vec<Vec<Piece>> = (0..n).map(|_| Vec::new()).collect();
     let mut sorted = result.slices.clone();
     sorted.sort_by_key(|s| (s.task, s.start));
+    // A task that goes from one CPU burst into the next without blocking (its wait found the
+    // wake-up pending) stays on the CPU: one run, as the kernel would trace it.
+    let block_starts: BTreeSet<(usize, u64)> = result.blocked.iter().map(|b| (b.task, b.start)).collect();
     for s in &sorted {
         let v = &mut pieces[s.task];
         match v.last_mut() {
-            Some(p) if p.run.cpu == s.cpu && p.run.end == off + s.start && p.job == s.job && p.burst == s.burst => {
-                p.run.end = off + s.end
+            Some(p)
+                if p.run.cpu == s.cpu
+                    && p.run.end == off + s.start
+                    && p.job == s.job
+                    && (p.burst == s.burst || !block_starts.contains(&(s.task, s.start))) =>
+            {
+                p.run.end = off + s.end;
+                p.burst = s.burst;
             }
             _ => v.push(Piece {
                 run: Run { cpu: s.cpu, start: off + s.start, end: off + s.end },

@@ -254,6 +254,11 @@ pub struct Timeline {
     pub anomalies: Vec<Anomaly>,
     /// Wake-ups of tasks that were on a CPU or already runnable (no state change).
     pub redundant_wakeups: u64,
+    /// The clock grid every event time lies on, in ns (1000 for tracefs text, which prints
+    /// µs); 0 for exact times (a simulated timeline). Differences of such times are rounded,
+    /// and statistics of them say so ([`crate::compare::median_on_grid`]).
+    #[serde(default)]
+    pub resolution_ns: u64,
 }
 
 /// A task's state while the events are replayed.
@@ -533,6 +538,25 @@ impl Builder {
     }
 }
 
+/// The coarsest of 1 µs, 100 ns and 10 ns that every time in `ts` is a multiple of (1 ns
+/// otherwise; 0 with no times).
+fn grid_of(ts: impl Iterator<Item = u64>) -> u64 {
+    let mut grids = [1000u64, 100, 10];
+    let mut any = false;
+    for t in ts {
+        any = true;
+        for g in grids.iter_mut().filter(|g| **g > 1) {
+            if t % *g != 0 {
+                *g = 1;
+            }
+        }
+    }
+    if !any {
+        return 0;
+    }
+    grids.into_iter().max().unwrap_or(1)
+}
+
 impl Timeline {
     /// Build timelines from events. They are replayed in time order (ties keep their order in
     /// `events`: each text format lists simultaneous events in the order they happened on a
@@ -547,6 +571,7 @@ impl Timeline {
                 start: order.first().map_or(0, |e| e.ts),
                 end: order.last().map_or(0, |e| e.ts),
                 cpus,
+                resolution_ns: grid_of(events.iter().map(|e| e.ts)),
                 ..Timeline::default()
             },
             cur: BTreeMap::new(),

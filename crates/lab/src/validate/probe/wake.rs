@@ -1,6 +1,7 @@
 //! The wake-up path's own cost on this machine, which no scheduling model derives: how long
 //! after its wake-up a task starts, by where the wake-up comes from and where the task runs.
-//! Each is the median latency (sched_waking to switch-in) of a small live probe:
+//! Each is the median latency (sched_waking to switch-in) of a small live probe, read through
+//! the trace's 1 µs clock as grouped data ([`schedlab_trace::compare::median_on_grid`]):
 //!
 //! - **idle**: a SCHED_OTHER sleeper alone on a CPU (0.2 ms of work every 2 ms): a timer
 //!   wakes it on an idle CPU (idle exit, the interrupt, the switch);
@@ -127,7 +128,7 @@ fn measure(
     let pid = which(&family).with_context(|| format!("the {what} probe's task is not in its trace"))?;
     let lat = latencies(&tl, pid, kind);
     anyhow::ensure!(lat.len() >= 20, "the {what} wake-up probe saw only {} wake-ups", lat.len());
-    let p50_ns = schedlab_trace::compare::percentile(&lat, 50.0).unwrap_or(0);
+    let p50_ns = schedlab_trace::compare::median_on_grid(&lat, tl.resolution_ns).unwrap_or(0);
     Ok(Delay { cpu, samples: lat.len(), p50_ns })
 }
 
