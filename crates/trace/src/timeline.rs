@@ -207,6 +207,26 @@ impl TaskTimeline {
         self.runs.iter().map(|r| r.end.min(end).saturating_sub(r.start.max(start))).sum()
     }
 
+    /// It switched out blocked at `ts` (a blocked span starts there).
+    pub fn blocks_at(&self, ts: u64) -> bool {
+        self.blocked.binary_search_by_key(&ts, |b| b.start).is_ok()
+    }
+
+    /// Its run that starts at `ts`, if one does.
+    pub fn run_starting_at(&self, ts: u64) -> Option<&Run> {
+        self.runs.binary_search_by_key(&ts, |r| r.start).ok().map(|i| &self.runs[i])
+    }
+
+    /// Its run that ends at `ts`, if one does.
+    pub fn run_ending_at(&self, ts: u64) -> Option<&Run> {
+        self.runs.binary_search_by_key(&ts, |r| r.end).ok().map(|i| &self.runs[i])
+    }
+
+    /// Its run going on at `ts` (ends included), if one is.
+    pub fn run_at(&self, ts: u64) -> Option<&Run> {
+        self.runs.get(self.runs.partition_point(|r| r.end < ts)).filter(|r| r.start <= ts)
+    }
+
     /// The `prio` in force at `ts` (the last seen at or before it, else the first seen).
     pub fn prio_at(&self, ts: u64) -> Option<i32> {
         self.prios.iter().take_while(|&&(at, _)| at <= ts).last().or(self.prios.first()).map(|&(_, p)| p)
@@ -538,23 +558,13 @@ impl Builder {
     }
 }
 
-/// The coarsest of 1 µs, 100 ns and 10 ns that every time in `ts` is a multiple of (1 ns
-/// otherwise; 0 with no times).
-fn grid_of(ts: impl Iterator<Item = u64>) -> u64 {
-    let mut grids = [1000u64, 100, 10];
-    let mut any = false;
-    for t in ts {
-        any = true;
-        for g in grids.iter_mut().filter(|g| **g > 1) {
-            if t % *g != 0 {
-                *g = 1;
-            }
-        }
-    }
-    if !any {
+/// The coarsest of 1 µs, 100 ns and 10 ns that every event time is a multiple of (1 ns
+/// otherwise; 0 with no events).
+fn grid_of(events: &[Event]) -> u64 {
+    if events.is_empty() {
         return 0;
     }
-    grids.into_iter().max().unwrap_or(1)
+    [1000, 100, 10].into_iter().find(|g| events.iter().all(|e| e.ts % g == 0)).unwrap_or(1)
 }
 
 impl Timeline {
@@ -571,7 +581,7 @@ impl Timeline {
                 start: order.first().map_or(0, |e| e.ts),
                 end: order.last().map_or(0, |e| e.ts),
                 cpus,
-                resolution_ns: grid_of(events.iter().map(|e| e.ts)),
+                resolution_ns: grid_of(events),
                 ..Timeline::default()
             },
             cur: BTreeMap::new(),

@@ -97,10 +97,8 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         two_cpus: cpus.iter().copied().take(2).collect(),
     };
     // Held for the whole run, so no other run starts on these CPUs between two cases.
-    let mut locked = plan.two_cpus.clone();
-    locked.extend(&plan.one_cpu);
-    locked.sort_unstable();
-    locked.dedup();
+    let locked: std::collections::BTreeSet<usize> = plan.two_cpus.iter().chain(&plan.one_cpu).copied().collect();
+    let locked: Vec<usize> = locked.into_iter().collect();
     let _cpus = schedlab_os::cpulock::CpuLock::acquire(&locked, "the validation cases")?;
     let exe = std::env::current_exe()?;
     let host_tick = ctx.machine.hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));

@@ -41,8 +41,8 @@ pub(crate) fn inferred(tl: &Timeline, pids: &BTreeSet<Pid>) -> BTreeMap<Pid, Vec
         let tb = &tl.tasks[&b];
         for pair in tb.runs.windows(2) {
             let (run, next) = (&pair[0], &pair[1]);
-            if tb.blocked.binary_search_by_key(&run.end, |s| s.start).is_ok() {
-                continue; // it blocked there: the trace shows the block.
+            if tb.blocks_at(run.end) {
+                continue; // the trace shows the block.
             }
             let last = wakes.partition_point(|w| w.0 <= run.end);
             let Some(&(at, a, k)) = last.checked_sub(1).map(|i| &wakes[i]) else { continue };
@@ -51,7 +51,7 @@ pub(crate) fn inferred(tl: &Timeline, pids: &BTreeSet<Pid>) -> BTreeMap<Pid, Vec
             }
             let ta = &tl.tasks[&a];
             let woken_end = ta.blocked[k].end;
-            let switched_in = ta.runs.iter().any(|r| r.start == run.end && r.cpu == run.cpu && r.start >= woken_end);
+            let switched_in = ta.run_starting_at(run.end).is_some_and(|r| r.cpu == run.cpu && r.start >= woken_end);
             let Some(reply) = ta.blocked.get(k + 1) else { continue };
             let replied = reply.start >= run.end
                 && reply.start <= next.start
@@ -59,7 +59,7 @@ pub(crate) fn inferred(tl: &Timeline, pids: &BTreeSet<Pid>) -> BTreeMap<Pid, Vec
             if !(switched_in && replied) {
                 continue;
             }
-            let Some(last) = ta.runs.iter().rev().find(|r| r.end == reply.start) else { continue };
+            let Some(last) = ta.run_ending_at(reply.start) else { continue };
             let at = reply.start.saturating_sub(lead.get(&(a, b)).copied().unwrap_or(0)).max(last.start);
             out.entry(b).or_default().push((run.end, Waker { pid: a, at }));
         }
@@ -74,9 +74,8 @@ fn reply_leads(tl: &Timeline, given: &BTreeMap<Pid, Vec<(u64, Pid, usize)>>) -> 
     for (&a, wakes) in given {
         let ta = &tl.tasks[&a];
         for &(at, b, _) in wakes {
-            let i = ta.runs.partition_point(|r| r.end < at);
-            let Some(run) = ta.runs.get(i).filter(|r| r.start <= at) else { continue };
-            if ta.blocked.binary_search_by_key(&run.end, |s| s.start).is_ok() {
+            let Some(run) = ta.run_at(at) else { continue };
+            if ta.blocks_at(run.end) {
                 leads.entry((a, b)).or_default().push(run.end - at);
             }
         }
