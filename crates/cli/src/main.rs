@@ -14,7 +14,18 @@ mod paths;
 mod progress;
 mod units;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+/// What the exit status means, for `--help` and for scripts.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0    success
+  1    the run failed: the machine refused it (no root, a CPU held by another run) or something
+       broke while it ran (an experiment or a task failed); the error is one line on stderr
+  2    the command line is wrong (an unknown option, a value out of range, a file that cannot be
+       read or written, options that contradict each other); nothing was started
+  130  stopped by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by SIGHUP: what finished was kept and
+       everything changed was restored";
 
 /// A laboratory for operating-system scheduling on Linux.
 ///
@@ -26,7 +37,11 @@ use clap::{Parser, Subcommand};
 /// `schedlab timers --help`. Live experiments that change scheduling policies, IRQ masks or
 /// cgroups need root and restore everything they change on exit.
 #[derive(Parser)]
-#[command(name = "schedlab", version = concat!(env!("CARGO_PKG_VERSION")), propagate_version = true)]
+#[command(
+    name = "schedlab",
+    propagate_version = true,
+    after_help = EXIT_STATUS
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -94,8 +109,17 @@ impl Command {
     }
 }
 
+/// The command line, with `--version` naming the commit the binary was built from.
+fn parse_command_line() -> Cli {
+    // clap takes a 'static version; the line lives as long as the process anyway.
+    let version: &'static str =
+        Box::leak(format!("{} ({})", schedlab_report::VERSION, schedlab_report::GIT_COMMIT).into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if cli.command.polls_stop() {
         schedlab_os::signals::install_stop_handler();
     }
@@ -127,6 +151,7 @@ fn main() {
     }
     if let Err(e) = result {
         eprintln!("schedlab: {}", output::one_sentence(&e));
-        std::process::exit(2);
+        let usage = e.chain().any(schedlab_os::usage::is_usage);
+        std::process::exit(if usage { 2 } else { 1 });
     }
 }

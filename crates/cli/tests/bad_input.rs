@@ -1,6 +1,7 @@
 //! Bad input, the way a user's bad day supplies it: every case is refused before anything
 //! changes (no IRQ mask moved, no run started: the refusal comes in seconds), with one line that
-//! names the offending value, exit 2 for a usage error or 1 for a run that failed — never a
+//! names the offending value — exit 2 when the command line is wrong, 1 when the run failed or
+//! the machine refused it (no root, a CPU another run holds, a task that failed) — never a
 //! panic. Needs root (the live commands check root first); fails in CI without it.
 
 use schedlab_os::process::Signal;
@@ -44,6 +45,9 @@ fn refused(args: &[&str], code: i32, needle: &str, dir: &std::path::Path) {
     let (out, took) = schedlab(args, dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{args:?}: exit status; stderr: {err}");
+    // One line says it all: ours start "schedlab: ", clap's "error: " (then a hint to --help).
+    let said = err.lines().any(|l| (l.starts_with("schedlab: ") || l.starts_with("error: ")) && l.contains(needle));
+    assert!(said, "{args:?}: no one line names {needle:?}: {err}");
     assert!(err.contains(needle), "{args:?}: stderr does not name {needle:?}: {err}");
     assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?} panicked: {err}");
     assert!(took < Duration::from_secs(8), "{args:?} took {took:?}: it ran before refusing");
@@ -101,6 +105,29 @@ fn every_bad_input_is_refused_before_anything_changes() {
     refused(&["taskman", "run", "--", "/nonexistent/cmd"], 2, "/nonexistent/cmd", dir);
     refused(&["taskman", "run", "--", "schedlab-no-such-program"], 2, "schedlab-no-such-program", dir);
     refused(&["taskman", "run", "--", "false"], 1, "1 of 1 task(s) did not succeed", dir);
+    refused(&["reproduce", "--test-drill", "fail", "--out", ".", "--report", "r.html"], 1, "failed", dir);
+    refused(&["reproduce", "--test-drill", "soon", "--out", "."], 2, "'soon'", dir);
+    refused(&["results", "list", "--db", "/nonexistent/schedlab.db"], 2, "/nonexistent/schedlab.db", dir);
+    refused(&["sim", "run", "--generate", "poisson:n=10", "--policy", "rr:quantm=4"], 2, "quantm", dir);
+    refused(&["sim", "run", "--workload", "/nonexistent/w.json", "--policy", "fcfs"], 2, "/nonexistent/w.json", dir);
+    refused(&["policies", "run", "--procs", "0"], 2, "--procs value 0", dir);
+    refused(&["wrr", "run", "--duration", "5s", "--task", "0:true"], 2, "weight 0", dir);
+    refused(&["livelock", "live", "--kernel-cpu", "99"], 2, "99", dir);
+    // 14. The machine refuses: without root, the live runs that need it fail (exit 1).
+    let nobody = |args: &[&str]| {
+        let mut full = vec!["--reuid=65534", "--regid=65534", "--clear-groups", BIN];
+        full.extend_from_slice(args);
+        Command::new("setpriv").args(&full).current_dir("/tmp").stdin(Stdio::null()).output().unwrap()
+    };
+    for (args, needle) in [
+        (vec!["policies", "run", "--policy", "fifo", "--procs", "2", "--out", "/tmp"], "need root"),
+        (vec!["wrr", "run", "--duration", "2s", "--task", "1:true", "--out", "/tmp"], "needs root"),
+    ] {
+        let out = nobody(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} without root: {err}");
+        assert!(err.lines().last().is_some_and(|l| l.contains(needle)), "{args:?} without root: {err}");
+    }
     // 12. A failed merge leaves no database behind.
     let corrupt = dir.join("corrupt.db");
     std::fs::write(&corrupt, "this is not SQLite").unwrap();
@@ -145,7 +172,7 @@ fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
     }
     refused(
         &["wrr", "run", "--duration", "1s", "--task", &task, "--out", d.path().to_str().unwrap()],
-        2,
+        1,
         &holder,
         d.path(),
     );
@@ -153,13 +180,13 @@ fn a_second_run_on_a_held_cpu_is_refused_naming_the_holder() {
     let last_cpu = last.to_string();
     refused(
         &["trace", "record", "--cpus", &last_cpu, "--out", d.path().to_str().unwrap(), "--", "true"],
-        2,
+        1,
         &holder,
         d.path(),
     );
     refused(
         &["validate", "--cases", "nice-hogs", "--quick", "--out", d.path().to_str().unwrap()],
-        2,
+        1,
         &holder,
         d.path(),
     );

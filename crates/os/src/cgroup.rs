@@ -129,7 +129,7 @@ impl CpuGroupSet {
         let child = self.children.get(index).ok_or_else(|| OsError::invalid("cgroup index", index, "no such group"))?;
         let p = child.join(self.ctl.knob());
         let t = std::fs::read_to_string(&p).map_err(|e| OsError::from_io(format!("reading {}", p.display()), e))?;
-        t.trim().parse().map_err(|_| OsError::invalid(p.display().to_string(), t.trim(), "not an integer"))
+        t.trim().parse().map_err(|_| OsError::not_an_integer(p.display().to_string(), t.trim()))
     }
 
     /// The parent group's directory.

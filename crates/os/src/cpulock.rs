@@ -66,7 +66,7 @@ impl CpuLock {
                 Ok(None) => {
                     release(held, &taken);
                     return Err(OsError::Busy {
-                        what: format!("CPU {cpu}, which {what} need,"),
+                        what: format!("CPU {cpu} (for {what})"),
                         why: format!(
                             "another schedlab run holds it ({}); wait for it, choose other CPUs, or pass --force \
                              to share it (both runs' measurements then suffer)",

@@ -14,7 +14,8 @@ pub enum OsError {
     /// Something another run holds (a CPU, the IRQ steering) was refused before anything changed.
     #[error("{what} is in use: {why}")]
     Busy { what: String, why: String },
-    /// A value was rejected before anything was changed.
+    /// A value the user gave was rejected before anything was changed: a usage error (the
+    /// binary exits 2 for it, see [`crate::usage`]).
     #[error("invalid {what}: {value} ({why})")]
     Invalid { what: String, value: String, why: String },
     /// Any other syscall or file failure.
@@ -43,6 +44,12 @@ impl OsError {
     /// A rejected input value.
     pub fn invalid(what: impl Into<String>, value: impl ToString, why: impl Into<String>) -> Self {
         OsError::Invalid { what: what.into(), value: value.to_string(), why: why.into() }
+    }
+
+    /// A kernel file that should hold an integer holds something else.
+    pub fn not_an_integer(path: impl Into<String>, text: &str) -> Self {
+        let source = io::Error::new(io::ErrorKind::InvalidData, format!("{text:?} is not an integer"));
+        OsError::Io { what: format!("reading {}", path.into()), source }
     }
 
     /// A missing facility.

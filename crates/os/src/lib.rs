@@ -26,6 +26,7 @@ pub mod test_gate;
 pub mod topology;
 pub mod tracefs;
 pub mod udp;
+pub mod usage;
 
 pub use error::{OsError, OsResult};
 

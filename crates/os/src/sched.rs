@@ -294,7 +294,7 @@ pub fn rt_throttling() -> OsResult<RtThrottling> {
     let read = |name: &str| -> OsResult<i64> {
         let path = format!("/proc/sys/kernel/{name}");
         let text = std::fs::read_to_string(&path).map_err(|e| OsError::from_io(format!("reading {path}"), e))?;
-        text.trim().parse().map_err(|_| OsError::invalid(path, text.trim(), "not an integer"))
+        text.trim().parse().map_err(|_| OsError::not_an_integer(path, text.trim()))
     };
     Ok(RtThrottling { runtime_us: read("sched_rt_runtime_us")?, period_us: read("sched_rt_period_us")? })
 }

@@ -15,6 +15,7 @@ use crate::results::Provenance;
 use crate::section::{Section, Status};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use schedlab_os::usage::OrUsage;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -226,7 +227,10 @@ impl Db {
     /// Open a database that must already exist (for `results list/show/...`).
     pub fn open_existing(path: &Path, liveness: Box<dyn Liveness>) -> Result<Db> {
         if !path.is_file() {
-            bail!("no results database at {} (run `schedlab reproduce` first, or pass --db PATH)", path.display());
+            schedlab_os::bail_usage!(
+                "no results database at {} (run `schedlab reproduce` first, or pass --db PATH)",
+                path.display()
+            );
         }
         Db::open(path, liveness)
     }
@@ -419,26 +423,28 @@ impl Db {
     /// are skipped). The other file is only read.
     pub fn merge_from(&mut self, other: &Path) -> Result<Merged> {
         if !other.is_file() {
-            bail!("{} is not a file", other.display());
+            schedlab_os::bail_usage!("{} is not a file", other.display());
         }
         if let (Ok(a), Ok(b)) = (other.canonicalize(), self.path.canonicalize()) {
             if a == b {
-                bail!("cannot merge {} into itself", other.display());
+                schedlab_os::bail_usage!("cannot merge {} into itself", other.display());
             }
         }
         let uri = format!("file:{}?mode=ro", other.display());
         self.conn
             .execute("ATTACH DATABASE ?1 AS src", [&uri])
-            .with_context(|| format!("opening {}", other.display()))?;
+            .with_context(|| format!("opening {}", other.display()))
+            .or_usage()?;
         let result = (|| -> Result<Merged> {
             let has_runs: i64 = self
                 .conn
                 .query_row("SELECT count(*) FROM src.sqlite_master WHERE type = 'table' AND name = 'runs'", [], |r| {
                     r.get(0)
                 })
-                .with_context(|| format!("{} is not an SQLite database", other.display()))?;
+                .with_context(|| format!("{} is not an SQLite database", other.display()))
+                .or_usage()?;
             if has_runs == 0 {
-                bail!("{} is not a schedlab results database (no runs table)", other.display());
+                schedlab_os::bail_usage!("{} is not a schedlab results database (no runs table)", other.display());
             }
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let total: i64 = tx.query_row("SELECT count(*) FROM src.runs", [], |r| r.get(0))?;

@@ -9,6 +9,7 @@ use schedlab_lab::linux_policies::params::{self, Params, WorkloadKind};
 use schedlab_lab::linux_policies::run;
 use schedlab_lab::Scale;
 use schedlab_os::sched::LinuxPolicy;
+use schedlab_os::usage::OrUsage;
 use std::time::Duration;
 
 /// Arguments of `schedlab policies`.
@@ -127,7 +128,7 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     if a.priority != params::DEFAULT_PRIORITY
         && !p.policies.iter().any(|x| matches!(x, LinuxPolicy::Fifo | LinuxPolicy::Rr))
     {
-        anyhow::bail!("--priority {} applies to fifo and rr only, and neither is in --policy", a.priority);
+        schedlab_os::bail_usage!("--priority {} applies to fifo and rr only, and neither is in --policy", a.priority);
     }
     p.priority = a.priority;
     if let Some(CpuList(c)) = a.cpus {
@@ -140,7 +141,7 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     p.io_bytes = a.io_bytes;
     p.io_block = a.io_block;
     p.trace = a.trace;
-    p.validate()?;
+    p.validate().or_usage()?;
     let host = Host::collect();
     let out = {
         let progress = CommandProgress::start("policies", run::TITLE, p.estimate_s());

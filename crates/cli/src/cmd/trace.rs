@@ -4,7 +4,7 @@
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use crate::units;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use schedlab_lab::trace::import::{self, ImportRequest};
 use schedlab_lab::trace::record::{self, RecordRequest, WorkloadRecordRequest};
@@ -120,7 +120,10 @@ pub fn run(args: Args) -> Result<()> {
                 (pids, _, _) => Select::Pids(pids.iter().copied().collect()),
             };
             if a.workload_out.as_ref().is_some_and(|p| p.is_dir()) {
-                bail!("--workload-out {} is a directory: name a file", a.workload_out.unwrap().display());
+                schedlab_os::bail_usage!(
+                    "--workload-out {} is a directory: name a file",
+                    a.workload_out.unwrap().display()
+                );
             }
             let req = ImportRequest {
                 trace: a.trace,
@@ -160,7 +163,7 @@ fn workload_request(
         }
     };
     if host_cpus.len() < need {
-        bail!("the workload is written for {need} CPU(s); --cpus gives {}", host_cpus.len());
+        schedlab_os::bail_usage!("the workload is written for {need} CPU(s); --cpus gives {}", host_cpus.len());
     }
     Ok(WorkloadRecordRequest { workload, host_cpus, limit })
 }

@@ -81,7 +81,9 @@ pub fn run(a: Args) -> Result<()> {
         params.repeats = r as usize;
     }
     if let Some(d) = a.duration {
-        anyhow::ensure!(d >= Duration::from_millis(500), "--for {d:?} is too short: at least 500ms");
+        if d < Duration::from_millis(500) {
+            schedlab_os::bail_usage!("--for {d:?} is too short: at least 500ms");
+        }
         params.duration_ns = d.as_nanos() as u64;
     }
     params.selected(true)?;

@@ -136,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         Kind::Crypt { iterations, forever } => {
             if iterations.is_none() && !forever {
-                anyhow::bail!("say how long to hash: --iterations N or --forever");
+                schedlab_os::bail_usage!("say how long to hash: --iterations N or --forever");
             }
             let start = std::time::Instant::now();
             let done = crypt::hash_loop(iterations, schedlab_os::signals::stop_requested);

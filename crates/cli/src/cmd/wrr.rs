@@ -12,6 +12,7 @@ use schedlab_lab::wrr::host::{self, HostConfig, Mechanism};
 use schedlab_lab::wrr::run_section;
 use schedlab_lab::wrr::spec::{self, WrrTask};
 use schedlab_lab::wrr::study::{self, Mechanisms};
+use schedlab_os::usage::OrUsage;
 use schedlab_sim::policies::WeightedRoundRobin;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -144,7 +145,7 @@ fn run_live(a: RunArgs) -> Result<()> {
     cfg.mechanism = a.mechanism;
     cfg.end_on_round = !a.exact_duration;
     cfg.poll_ns = a.poll.as_nanos() as u64;
-    cfg.check()?;
+    cfg.check().or_usage()?;
     let host = Host::collect();
     let quantum = a.quantum.as_nanos() as u64;
     let run = host::run(Box::new(WeightedRoundRobin::new(quantum)), &tasks, &cfg)?;

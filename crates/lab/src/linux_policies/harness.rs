@@ -57,7 +57,7 @@ fn probe_realtime(policies: &[LinuxPolicy]) -> anyhow::Result<()> {
             Ok(())
         }
         Err(OsError::Permission { .. }) => bail!(
-            "{} need root or CAP_SYS_NICE: run with sudo, or leave them out of --policy \
+            "real-time policies ({}) need root or CAP_SYS_NICE: run with sudo, or leave them out of --policy \
              (other, batch and idle need no privilege)",
             rt.join(", ")
         ),

@@ -36,7 +36,7 @@ fn check_program(params: &Params) -> anyhow::Result<()> {
         }
     };
     if !status.success() {
-        anyhow::bail!(
+        schedlab_os::bail_usage!(
             "{} does not run `workload cpu` ({status:?}): children must exec the schedlab binary",
             params.program.display()
         );

@@ -8,7 +8,7 @@ use schedlab_os::affinity;
 pub fn choose(kernel_cpu: Option<usize>) -> Result<(usize, Vec<usize>)> {
     let allowed = affinity::allowed_cpus()?;
     if allowed.len() < 2 {
-        bail!(
+        schedlab_os::bail_usage!(
             "the live livelock system needs two CPUs (the kernel role takes one, devices and apps the other); \
              this process may use only {}",
             affinity::format_cpu_list(&allowed)
@@ -16,7 +16,10 @@ pub fn choose(kernel_cpu: Option<usize>) -> Result<(usize, Vec<usize>)> {
     }
     let k = match kernel_cpu {
         Some(c) if allowed.contains(&c) => c,
-        Some(c) => bail!("invalid kernel CPU: {c} (this process may use CPUs {})", affinity::format_cpu_list(&allowed)),
+        Some(c) => schedlab_os::bail_usage!(
+            "invalid kernel CPU: {c} (this process may use CPUs {})",
+            affinity::format_cpu_list(&allowed)
+        ),
         None => *allowed.iter().rev().find(|&&c| c != 0).unwrap_or(&allowed[allowed.len() - 1]),
     };
     let others = allowed.into_iter().filter(|&c| c != k).collect();

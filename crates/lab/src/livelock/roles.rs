@@ -4,9 +4,10 @@
 
 use super::params::{BusyCosts, LiveParams};
 use super::{apps, cpus, device, kernel, live};
-use anyhow::{anyhow, bail, Result};
+use anyhow::Result;
 use schedlab_netrx::model::{self, mogul96_screend, Costs, ModelConfig, Preset};
 use schedlab_netrx::strategy::{StrategyKind, StrategyParams};
+use schedlab_os::usage::UsageError;
 use schedlab_report::section::{Section, Table};
 use serde_json::json;
 use std::path::PathBuf;
@@ -162,7 +163,10 @@ impl ModelRequest {
     /// The model configuration it asks for.
     pub fn config(&self) -> Result<ModelConfig> {
         if !(self.input_pps.is_finite() && self.input_pps > 0.0) {
-            bail!("invalid input rate: {} (must be greater than zero packets per second)", self.input_pps);
+            schedlab_os::bail_usage!(
+                "invalid input rate: {} (must be greater than zero packets per second)",
+                self.input_pps
+            );
         }
         let quota = if self.quota == 0 { usize::MAX } else { self.quota };
         let mut c = match self.preset {
@@ -227,13 +231,16 @@ pub fn model(req: &ModelRequest) -> Result<Section> {
 
 /// The `this-machine` costs recorded in a sweep's results.json.
 fn measured_costs(path: &std::path::Path) -> Result<Costs> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| anyhow!("{} is not a results.json ({e})", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("reading {}: {e}", path.display())))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("{} is not a results.json ({e})", path.display())))?;
     // results.json keeps an experiment's data under `results` (older runs kept it at the top).
     let data = if doc["results"].is_object() { &doc["results"] } else { &doc };
     let found = &data["this_machine_costs"]["costs"];
-    serde_json::from_value(found.clone()).map_err(|_| {
-        anyhow!("{} has no this_machine_costs: give the results.json of `schedlab livelock sweep`", path.display())
-    })
+    Ok(serde_json::from_value(found.clone()).map_err(|_| {
+        UsageError(format!(
+            "{} has no this_machine_costs: give the results.json of `schedlab livelock sweep`",
+            path.display()
+        ))
+    })?)
 }

@@ -148,7 +148,10 @@ pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
 /// a temporary CSV file, removed afterwards.
 pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, repeat: usize) -> Result<Row> {
     if !script.exists() {
-        bail!("SimPy script {} not found: run from the repository root or pass --simpy-script", script.display());
+        schedlab_os::bail_usage!(
+            "SimPy script {} not found: run from the repository root or pass --simpy-script",
+            script.display()
+        );
     }
     let csv = std::env::temp_dir().join(format!("schedlab-simpy-tasks-{}.csv", std::process::id()));
     write_tasks_csv(w, &csv)?;

@@ -207,7 +207,7 @@ pub fn run(params: &BenchParams, progress: &dyn Fn(f64, &str)) -> Result<BenchRe
     let topo = Topology::read()?;
     let worker_cpus = topo.worker_cpus().len();
     if params.reps == 0 || params.threads.is_empty() || params.threads.contains(&0) {
-        bail!(
+        schedlab_os::bail_usage!(
             "invalid benchmark size: reps={} threads={:?} (need reps ≥ 1 and threads ≥ 1)",
             params.reps,
             params.threads

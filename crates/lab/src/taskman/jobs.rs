@@ -9,7 +9,7 @@
 
 use super::config::ManagerConfig;
 use super::manager::{Manager, ManagerReport, TaskResult};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use schedlab_os::child::{Child, ChildSpec, Output};
 use schedlab_os::process::{self, Signal};
 use serde::Serialize;
@@ -48,7 +48,10 @@ pub fn read_job_file(path: &Path) -> Result<Vec<Job>> {
         .map(|l| Job::Shell(l.to_string()))
         .collect();
     if jobs.is_empty() {
-        bail!("the job file {} has no commands (one shell command per line; # starts a comment)", path.display());
+        schedlab_os::bail_usage!(
+            "the job file {} has no commands (one shell command per line; # starts a comment)",
+            path.display()
+        );
     }
     Ok(jobs)
 }

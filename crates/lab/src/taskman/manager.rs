@@ -7,7 +7,7 @@
 //! (journalled, restored on drop). A panic inside a task is caught, reported as that task's
 //! result, and does not take the worker down.
 
-use super::config::{ConfigError, ManagerConfig, Plan};
+use super::config::{ManagerConfig, Plan};
 use super::queue::{Local, Queue};
 use anyhow::{anyhow, Context, Result};
 use schedlab_os::affinity::{get_affinity, AffinityGuard};
@@ -16,6 +16,7 @@ use schedlab_os::irq::{IrqSteering, Refusal, RestoreReport};
 use schedlab_os::sched::{get_sched, SchedGuard, SchedParams};
 use schedlab_os::signals;
 use schedlab_os::topology::Topology;
+use schedlab_os::usage::OrUsage;
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -123,7 +124,7 @@ impl<R: Send + 'static> Manager<R> {
 
     /// Check `cfg` against `topo` (nothing changes if it is rejected), then start the workers.
     pub fn start_on(cfg: &ManagerConfig, topo: &Topology) -> Result<Self> {
-        let plan = cfg.plan(topo).map_err(|e: ConfigError| anyhow!(e))?;
+        let plan = cfg.plan(topo).or_usage()?;
         if plan.policy.is_realtime() {
             // A runaway SCHED_FIFO worker must never own its CPU completely.
             schedlab_os::sched::require_rt_throttling()?;

@@ -51,7 +51,7 @@ pub fn run(p: QueueBenchParams) -> Result<QueueBench> {
 /// Run all four queues on the given topology (its first core submits, the others work).
 pub fn run_on(p: QueueBenchParams, topo: &Topology) -> Result<QueueBench> {
     if p.tasks == 0 || p.reps == 0 {
-        bail!("invalid queue benchmark size: tasks={} reps={} (both must be ≥ 1)", p.tasks, p.reps);
+        schedlab_os::bail_usage!("invalid queue benchmark size: tasks={} reps={} (both must be ≥ 1)", p.tasks, p.reps);
     }
     let cpus = topo.worker_cpus();
     if cpus.is_empty() {

@@ -143,7 +143,7 @@ fn run_one(name: &str, w: &Workload) -> anyhow::Result<(f64, u64)> {
         "schedlab_heap" => ours(Heap::new(), w),
         "std_binaryheap" => std_heap(w),
         "tokio_delayqueue" => tokio_delay_queue(w)?,
-        _ => bail!("unknown implementation '{name}'"),
+        _ => schedlab_os::bail_usage!("unknown implementation '{name}'"),
     };
     Ok((start.elapsed().as_secs_f64(), expired))
 }
@@ -152,10 +152,10 @@ fn run_one(name: &str, w: &Workload) -> anyhow::Result<(f64, u64)> {
 /// `wheel_vs_best_peer`, ...).
 pub fn run(p: &Params, progress: &dyn Fn(&str)) -> anyhow::Result<Value> {
     if p.timers == 0 {
-        bail!("timers must be at least 1, got 0");
+        schedlab_os::bail_usage!("timers must be at least 1, got 0");
     }
     if p.rounds == 0 {
-        bail!("rounds must be at least 1, got 0");
+        schedlab_os::bail_usage!("rounds must be at least 1, got 0");
     }
     let w = Workload::new(p);
     let mut secs: Vec<Vec<f64>> = vec![vec![]; IMPLEMENTATIONS.len()];

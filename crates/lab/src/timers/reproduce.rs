@@ -73,23 +73,27 @@ impl Params {
     /// Reject bad values before anything starts.
     pub fn validate(&self) -> anyhow::Result<()> {
         if self.tick_ns == 0 {
-            bail!("tick must be positive, got 0");
+            schedlab_os::bail_usage!("tick must be positive, got 0");
         }
         if self.trials == 0 {
-            bail!("trials must be at least 1, got 0");
+            schedlab_os::bail_usage!("trials must be at least 1, got 0");
         }
         if self.queues.is_empty() {
-            bail!("no queues chosen: name at least one of control, delta, heap, wheel");
+            schedlab_os::bail_usage!("no queues chosen: name at least one of control, delta, heap, wheel");
         }
         if self.time_divisor == 0 {
-            bail!("time divisor must be at least 1, got 0");
+            schedlab_os::bail_usage!("time divisor must be at least 1, got 0");
         }
         if let Some(p) = self.rt_priority {
             if !(1..=98).contains(&p) {
-                bail!("real-time priority {p} is out of range 1..=98 (higher runs first; 99 is the kernel's own)");
+                schedlab_os::bail_usage!(
+                    "real-time priority {p} is out of range 1..=98 (higher runs first; 99 is the kernel's own)"
+                );
             }
             if self.tick_mode != TickMode::Sleep {
-                bail!("real-time priority {p} needs --tick-mode sleep (a real-time busy ticker would hold a CPU)");
+                schedlab_os::bail_usage!(
+                    "real-time priority {p} needs --tick-mode sleep (a real-time busy ticker would hold a CPU)"
+                );
             }
             if !schedlab_os::is_root() {
                 bail!("real-time priority {p} needs root (SCHED_FIFO): run with sudo or drop --rt-priority");

@@ -5,7 +5,6 @@
 //! ticks included). A series stops when the next size would exceed the time budget — the
 //! control list's per-tick work and the delta list's insert walk grow with N.
 
-use anyhow::bail;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -157,13 +156,13 @@ fn measure_kind(kind: Kind, n: usize, seed: u64) -> Cell {
 /// Run the scale study.
 pub fn run(p: &Params, progress: &dyn Fn(&str)) -> anyhow::Result<Outcome> {
     if p.max_n == 0 {
-        bail!("max N must be at least 1, got 0");
+        schedlab_os::bail_usage!("max N must be at least 1, got 0");
     }
     if p.max_n < 100 {
-        bail!("max N must be at least 100 (the smallest size), got {}", p.max_n);
+        schedlab_os::bail_usage!("max N must be at least 100 (the smallest size), got {}", p.max_n);
     }
     if p.budget_s.is_nan() || p.budget_s <= 0.0 {
-        bail!("time budget must be positive, got {} s", p.budget_s);
+        schedlab_os::bail_usage!("time budget must be positive, got {} s", p.budget_s);
     }
     let mut out = Outcome { cells: vec![], stopped: vec![] };
     for &kind in &p.queues {

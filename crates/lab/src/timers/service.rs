@@ -220,11 +220,14 @@ pub fn run_sleepers(
     rt_priority: Option<i32>,
     times: &[Duration],
 ) -> anyhow::Result<(TickerStats, Vec<Slept>)> {
-    anyhow::ensure!(!times.is_empty(), "no sleepers: N must be at least 1");
-    anyhow::ensure!(
-        rt_priority.is_none() || mode == TickMode::Sleep,
-        "a real-time priority needs the sleep tick mode (a real-time busy ticker would hold a CPU)"
-    );
+    if times.is_empty() {
+        schedlab_os::bail_usage!("no sleepers: N must be at least 1");
+    }
+    if rt_priority.is_some() && mode != TickMode::Sleep {
+        schedlab_os::bail_usage!(
+            "a real-time priority needs the sleep tick mode (a real-time busy ticker would hold a CPU)"
+        );
+    }
     let svc = Arc::new(SleepService::new(kind, tick, mode, rt_priority));
     let mut threads = Vec::with_capacity(times.len());
     for (i, &d) in times.iter().enumerate() {

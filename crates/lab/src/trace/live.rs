@@ -59,7 +59,7 @@ pub fn sched_of(t: &TaskSpec) -> Result<SchedParams> {
         Some("rr") => SchedParams::new(LinuxPolicy::Rr, t.priority),
         Some("deadline") => {
             let (Some(rt), Some(period)) = (t.runtime, t.period) else {
-                bail!("task {}: a deadline task needs runtime and period", t.name);
+                schedlab_os::bail_usage!("task {}: a deadline task needs runtime and period", t.name);
             };
             SchedParams::deadline(rt, t.deadline.unwrap_or(period), period)?
         }
@@ -67,7 +67,10 @@ pub fn sched_of(t: &TaskSpec) -> Result<SchedParams> {
         Some("idle") => SchedParams::new(LinuxPolicy::Idle, 0),
         None | Some("other") => SchedParams { runtime_ns: t.runtime.unwrap_or(0), ..SchedParams::other_nice(t.nice) },
         Some(c) => {
-            bail!("task {}: class '{c}' has no Linux policy (use other, batch, idle, fifo, rr or deadline)", t.name)
+            schedlab_os::bail_usage!(
+                "task {}: class '{c}' has no Linux policy (use other, batch, idle, fifo, rr or deadline)",
+                t.name
+            )
         }
     };
     Ok(p)
@@ -93,10 +96,13 @@ pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> 
         .map(|t| {
             let sched = sched_of(t)?;
             if t.period.is_some() && sched.policy != LinuxPolicy::Deadline {
-                bail!("task {}: periodic releases cannot run live yet (give its sleeps as bursts)", t.name);
+                schedlab_os::bail_usage!(
+                    "task {}: periodic releases cannot run live yet (give its sleeps as bursts)",
+                    t.name
+                );
             }
             if !t.locks.is_empty() {
-                bail!("task {}: locks cannot run live yet", t.name);
+                schedlab_os::bail_usage!("task {}: locks cannot run live yet", t.name);
             }
             let on = |a: &[usize]| -> Result<Vec<usize>> {
                 a.iter()

@@ -54,7 +54,7 @@ impl Params {
         for name in &self.cases {
             if !all.iter().any(|c| c.name == name) {
                 let known: Vec<&str> = all.iter().map(|c| c.name).collect();
-                bail!("no case '{name}' (known: {})", known.join(", "));
+                schedlab_os::bail_usage!("no case '{name}' (known: {})", known.join(", "));
             }
         }
         let here = cases::suite(two_cpus);

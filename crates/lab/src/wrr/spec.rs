@@ -2,7 +2,7 @@
 //! checks that reject bad input (weight 0, weight out of range, empty or missing command)
 //! before anything is started.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 /// The seed's weight range (10 ms × 1..=20).
 pub const SEED_MAX_WEIGHT: u32 = 20;
@@ -21,16 +21,16 @@ impl WrrTask {
     /// `sh -c '...'` as CMD for shell syntax). Weights are checked against `max_weight`.
     pub fn parse(text: &str, max_weight: u32) -> Result<Self> {
         let Some((w, cmd)) = text.split_once(':') else {
-            bail!("task '{text}' is not WEIGHT:CMD (e.g. 4:'schedlab workload crypt --forever')");
+            schedlab_os::bail_usage!("task '{text}' is not WEIGHT:CMD (e.g. 4:'schedlab workload crypt --forever')");
         };
         let weight: u32 = match w.trim().parse() {
             Ok(v) => v,
-            Err(_) => bail!("task '{text}': weight '{}' is not a whole number", w.trim()),
+            Err(_) => schedlab_os::bail_usage!("task '{text}': weight '{}' is not a whole number", w.trim()),
         };
         check_weight(weight, max_weight)?;
         let argv: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
         if argv.is_empty() {
-            bail!("task '{text}' has no command after the weight");
+            schedlab_os::bail_usage!("task '{text}' has no command after the weight");
         }
         Ok(WrrTask { weight, argv })
     }
@@ -51,16 +51,16 @@ impl WrrTask {
 /// Reject a weight outside 1..=max_weight, naming it.
 pub fn check_weight(weight: u32, max_weight: u32) -> Result<()> {
     if weight == 0 {
-        bail!("weight 0 is not allowed: weights start at 1 (a task's slice is quantum × weight)");
+        schedlab_os::bail_usage!("weight 0 is not allowed: weights start at 1 (a task's slice is quantum × weight)");
     }
     if weight > max_weight {
         if max_weight == SEED_MAX_WEIGHT {
-            bail!(
+            schedlab_os::bail_usage!(
                 "weight {weight} is outside the seed's range 1..={SEED_MAX_WEIGHT}; pass --allow-wide-weights to \
                  allow up to {WIDE_MAX_WEIGHT}"
             );
         }
-        bail!("weight {weight} is outside 1..={max_weight}");
+        schedlab_os::bail_usage!("weight {weight} is outside 1..={max_weight}");
     }
     Ok(())
 }
@@ -68,11 +68,13 @@ pub fn check_weight(weight: u32, max_weight: u32) -> Result<()> {
 /// Check a whole task list before anything starts: at least one task, every program found.
 pub fn check_tasks(tasks: &[WrrTask]) -> Result<()> {
     if tasks.is_empty() {
-        bail!("no tasks: give at least one --task WEIGHT:CMD, e.g. --task 4:'schedlab workload crypt --forever'");
+        schedlab_os::bail_usage!(
+            "no tasks: give at least one --task WEIGHT:CMD, e.g. --task 4:'schedlab workload crypt --forever'"
+        );
     }
     for t in tasks {
         if let Err(e) = schedlab_os::child::resolve_program(std::path::Path::new(&t.argv[0])) {
-            bail!("task '{}:{}': {e}", t.weight, t.command());
+            schedlab_os::bail_usage!("task '{}:{}': {e}", t.weight, t.command());
         }
     }
     Ok(())

@@ -17,7 +17,7 @@ pub struct SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "policy spec `{}`: {}: {}", self.spec, self.field, self.message)
+        write!(f, "`{}`: {}: {}", self.spec, self.field, self.message)
     }
 }
 

@@ -9,6 +9,7 @@ use schedlab_lab::livelock::params::{BusyCosts, LiveParams, Ports};
 use schedlab_netrx::arrival::{ArrivalParams, Fun};
 use schedlab_netrx::strategy::{StrategyKind, StrategyParams};
 use schedlab_os::clock::monotonic_ns;
+use schedlab_os::usage::OrUsage;
 use std::time::Duration;
 
 /// The seed's Tables I–III and the kernel role's settings.
@@ -149,7 +150,7 @@ impl LiveArgs {
             softirq_prio: self.softirq_prio,
             ..LiveParams::default()
         };
-        p.validate()?;
+        p.validate().or_usage()?;
         Ok(p)
     }
 

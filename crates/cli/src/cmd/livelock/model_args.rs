@@ -4,7 +4,7 @@
 use super::live_args::CostArgs;
 use crate::output::OutputArgs;
 use crate::units;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use schedlab_lab::livelock::params::Ports;
 use schedlab_lab::livelock::roles::ModelRequest;
@@ -12,6 +12,7 @@ use schedlab_lab::livelock::sweep::{Mode, SweepConfig};
 use schedlab_lab::Scale;
 use schedlab_netrx::model::Preset;
 use schedlab_netrx::strategy::StrategyKind;
+use schedlab_os::usage::OrUsage;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -104,14 +105,14 @@ pub struct SweepArgs {
 impl SweepArgs {
     pub fn config(&self) -> Result<SweepConfig> {
         if self.mode.is_empty() || self.strategies.is_empty() {
-            bail!("nothing to sweep: give at least one --mode and one --strategies value");
+            schedlab_os::bail_usage!("nothing to sweep: give at least one --mode and one --strategies value");
         }
         let mut cfg = SweepConfig::for_scale(Scale::from_flags(self.quick, self.full));
         cfg.modes = self.mode.clone();
         cfg.strategies = self.strategies.clone();
         cfg.base.costs = self.costs.busy_costs();
         cfg.base.ports = Ports { kernel_port: self.kernel_port, app_port: self.app_port };
-        cfg.validate()?;
+        cfg.validate().or_usage()?;
         Ok(cfg)
     }
 }

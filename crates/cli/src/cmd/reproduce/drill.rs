@@ -34,7 +34,7 @@ pub fn experiments(spec: &[String]) -> anyhow::Result<Vec<Box<dyn Experiment>>> 
             "unsupported" => Kind::Unsupported,
             d => match humantime::parse_duration(d) {
                 Ok(d) => Kind::Sleep(d),
-                Err(_) => bail!("--test-drill: '{d}' is not a duration, fail, panic or unsupported"),
+                Err(_) => schedlab_os::bail_usage!("--test-drill: '{d}' is not a duration, fail, panic or unsupported"),
             },
         };
         let name: &'static str = Box::leak(format!("drill-{}", i + 1).into_boxed_str());

@@ -10,7 +10,6 @@ use runner::Runner;
 
 use crate::host::{self, Host};
 use crate::output;
-use anyhow::bail;
 use schedlab_lab::{registry, Experiment, Scale};
 use schedlab_report::db::RunStatus;
 use schedlab_report::html::{NotRun, RunInfo};
@@ -143,7 +142,7 @@ impl<'a> Plan<'a> {
             if !known.contains(&name.as_str()) {
                 let known =
                     if known.is_empty() { "none are registered in this build".into() } else { known.join(", ") };
-                bail!("unknown experiment '{name}' in --only (known: {known})");
+                schedlab_os::bail_usage!("unknown experiment '{name}' in --only (known: {known})");
             }
         }
         let selected: Vec<&dyn Experiment> = all

@@ -5,7 +5,6 @@ mod views;
 
 use crate::host::{self, Host};
 use crate::output;
-use anyhow::bail;
 use clap::Subcommand;
 use schedlab_report::db::{Filter, RunStatus, DEFAULT_PATH};
 use schedlab_report::html::{self, RunInfo};
@@ -156,7 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Cmd::Merge { sources } => {
             for s in &sources {
                 if !s.is_file() {
-                    bail!("cannot merge {}: no such file", s.display());
+                    schedlab_os::bail_usage!("cannot merge {}: no such file", s.display());
                 }
             }
             let created = !args.db.exists();

@@ -5,8 +5,9 @@ mod run;
 
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use schedlab_lab::simstudy::{bench, compare, wrr_section, wrr_study};
+use schedlab_os::usage::OrUsage;
 use schedlab_sim::policies::spec::parse_time;
 use serde_json::json;
 use std::path::PathBuf;
@@ -112,7 +113,7 @@ fn wrr_cmd(a: WrrArgs) -> Result<()> {
     let mut params = wrr_study::Params::from_seed((a.orders > 0).then_some(a.orders), a.seed);
     let q = time_arg("quantum", &a.quantum)?;
     if q == 0 {
-        bail!("--quantum {}: must be > 0", a.quantum);
+        schedlab_os::bail_usage!("--quantum {}: must be > 0", a.quantum);
     }
     params.quantum_ms = q as f64 / 1e6;
     params.switch_cost_us = time_arg("switch-cost", &a.switch_cost)? as f64 / 1e3;
@@ -123,17 +124,17 @@ fn wrr_cmd(a: WrrArgs) -> Result<()> {
 
 fn bench_cmd(a: BenchArgs) -> Result<()> {
     if a.tasks == 0 {
-        bail!("--tasks must be ≥ 1");
+        schedlab_os::bail_usage!("--tasks must be ≥ 1");
     }
     let specs =
         if a.policies.is_empty() { vec!["rr:quantum=2".to_string(), "cfs".to_string()] } else { a.policies.clone() };
-    compare::check_specs(&specs)?;
+    compare::check_specs(&specs).context("--policy").or_usage()?;
     let rr_quantum = specs.iter().find_map(|s| {
         let p = schedlab_sim::policies::Params::parse(s).ok()?;
         (p.name == "rr").then(|| s.split("quantum=").nth(1).and_then(parse_time).unwrap_or(4_000_000))
     });
     if a.simpy && rr_quantum.is_none() {
-        bail!("--simpy compares round robin: include an rr policy");
+        schedlab_os::bail_usage!("--simpy compares round robin: include an rr policy");
     }
     let host = Host::collect();
     eprintln!("generating {} tasks …", a.tasks);

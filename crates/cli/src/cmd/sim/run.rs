@@ -3,8 +3,9 @@
 use super::time_arg;
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
+use schedlab_os::usage::OrUsage;
 use schedlab_sim::engine::{SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
@@ -93,11 +94,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     let w = match (&a.workload, &a.generate) {
         (Some(p), _) => {
             cap.check_file(p)?;
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display()))?;
-            Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display()))?
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display())).or_usage()?;
+            Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display())).or_usage()?
         }
-        (None, Some(g)) => generate::by_spec_within(g, cap.tasks).context("--generate")?,
-        (None, None) => bail!("give --workload FILE or --generate SPEC"),
+        (None, Some(g)) => generate::by_spec_within(g, cap.tasks).context("--generate").or_usage()?,
+        (None, None) => schedlab_os::bail_usage!("give --workload FILE or --generate SPEC"),
     };
     cap.check_count(w.tasks.len())?;
     let host = Host::collect();
@@ -106,13 +108,13 @@ pub fn run(a: RunArgs) -> Result<()> {
         .iter()
         .map(|s| compare::for_host(s, host.facts.cpus_online, host.facts.hz, host.facts.base_slice_ns))
         .collect();
-    compare::check_specs(&specs)?;
+    compare::check_specs(&specs).context("--policy").or_usage()?;
     let tick = tick_choice(&a, host.facts.hz)?;
     let cpus = a.cpus.or(w.cpus).unwrap_or(1);
     if cpus == 0 || cpus > 1024 {
-        bail!("--cpus {cpus}: must be 1..=1024");
+        schedlab_os::bail_usage!("--cpus {cpus}: must be 1..=1024");
     }
-    w.check_cpus(cpus).context("workload does not fit --cpus")?;
+    w.check_cpus(cpus).context("workload does not fit --cpus").or_usage()?;
     let wake = wake_delays(&a.wake_delay)?;
     let cfg = SimConfig {
         cpus,
@@ -152,7 +154,7 @@ fn tick_choice(a: &RunArgs, host_hz: Option<u32>) -> Result<TickChoice> {
         Some(t) => {
             let ns = time_arg("tick", t)?;
             if ns == 0 {
-                bail!("--tick {t}: must be > 0 (or `off`)");
+                schedlab_os::bail_usage!("--tick {t}: must be > 0 (or `off`)");
             }
             Ok(TickChoice::Every(Some(ns)))
         }
@@ -172,7 +174,9 @@ fn tick_choice(a: &RunArgs, host_hz: Option<u32>) -> Result<TickChoice> {
 fn wake_delays(text: &str) -> Result<WakeDelays> {
     let v: Vec<u64> = text.split(',').map(|x| time_arg("wake-delay", x.trim())).collect::<Result<_>>()?;
     if v.len() > 5 {
-        bail!("--wake-delay '{text}': at most five values (idle, preempt, task, remote idle, remote preempt)");
+        schedlab_os::bail_usage!(
+            "--wake-delay '{text}': at most five values (idle, preempt, task, remote idle, remote preempt)"
+        );
     }
     if let [one] = v[..] {
         return Ok(WakeDelays { idle: one, preempt: one, task_preempt: one, remote_idle: one, remote_preempt: one });
@@ -219,7 +223,11 @@ impl TaskCap {
 
     fn check_count(&self, n: usize) -> Result<()> {
         if n > self.tasks {
-            bail!("the workload has {n} tasks, more than the cap of {} ({})", self.tasks, self.why());
+            schedlab_os::bail_usage!(
+                "the workload has {n} tasks, more than the cap of {} ({})",
+                self.tasks,
+                self.why()
+            );
         }
         Ok(())
     }
@@ -227,10 +235,10 @@ impl TaskCap {
     fn check_file(&self, p: &std::path::Path) -> Result<()> {
         // With --max-tasks the user sized it; the count is checked after reading.
         let Some(budget) = self.budget_bytes else { return Ok(()) };
-        let bytes = std::fs::metadata(p).with_context(|| format!("reading workload {}", p.display()))?.len();
+        let bytes = std::fs::metadata(p).with_context(|| format!("reading workload {}", p.display())).or_usage()?.len();
         let need = bytes.saturating_mul(Self::PARSE_GROWTH);
         if need > budget {
-            bail!(
+            schedlab_os::bail_usage!(
                 "workload {} is {:.1} MiB; reading it would need about {:.1} GiB, more than the cap allows ({})",
                 p.display(),
                 bytes as f64 / (1u64 << 20) as f64,

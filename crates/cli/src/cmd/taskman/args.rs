@@ -3,7 +3,7 @@
 
 use crate::output::OutputArgs;
 use crate::units;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use schedlab_lab::taskman::bench::{BenchParams, Config};
 use schedlab_lab::taskman::load::Load;
 use schedlab_lab::taskman::{ManagerConfig, QueueKind, DEFAULT_PRIORITY};
@@ -117,7 +117,9 @@ impl BenchArgs {
         }
         if !self.threads.is_empty() {
             if let Some(&bad) = self.threads.iter().find(|&&t| t == 0 || t > cpus) {
-                bail!("invalid --threads {bad}: choose 1..={cpus} (this machine has {cpus} online CPUs)");
+                schedlab_os::bail_usage!(
+                    "invalid --threads {bad}: choose 1..={cpus} (this machine has {cpus} online CPUs)"
+                );
             }
             p.threads = self.threads.clone();
         }

@@ -6,7 +6,7 @@ mod args;
 use crate::host::Host;
 use crate::output;
 use crate::progress::CommandProgress;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use args::{BenchArgs, RunArgs};
 use clap::Subcommand;
 use schedlab_lab::taskman::experiment::{self, TaskmanExperiment};
@@ -133,7 +133,7 @@ fn run_cmd(a: RunArgs) -> Result<()> {
     let job_list: Vec<Job> = match (&a.jobs, a.command.is_empty()) {
         (Some(path), _) => jobs::read_job_file(path)?,
         (None, false) => vec![Job::Argv(a.command.clone())],
-        (None, true) => bail!("nothing to run: give --jobs FILE or `-- CMD ARGS`"),
+        (None, true) => schedlab_os::bail_usage!("nothing to run: give --jobs FILE or `-- CMD ARGS`"),
     };
     // A program that cannot start is refused before IRQs move (a job file's lines are shell
     // commands: the shell finds their programs).

@@ -3,7 +3,7 @@
 
 use super::super::spec::WrrTask;
 use crate::Scale;
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 /// The seed's weights.
 pub const WEIGHTS: [u32; 6] = [1, 4, 8, 12, 16, 20];
@@ -43,7 +43,9 @@ impl Mechanisms {
                 "cgroup" => w.cgroup = true,
                 "nice" => w.nice = true,
                 "deadline" => w.deadline = true,
-                other => bail!("unknown mechanism '{other}' in --only (expected wrr, cgroup, nice, deadline)"),
+                other => schedlab_os::bail_usage!(
+                    "unknown mechanism '{other}' in --only (expected wrr, cgroup, nice, deadline)"
+                ),
             }
         }
         Ok(w)
