@@ -79,6 +79,10 @@ enum Command {
     /// Undo what live runs killed with SIGKILL left behind (children, cgroups, trace
     /// instances, IRQ masks), from the journal.
     Restore(cmd::restore::Args),
+    /// Print a completion script for bash, zsh, fish, elvish or PowerShell.
+    Completions(cmd::shell::CompletionsArgs),
+    /// Print the manual page, or write one per command with --out DIR.
+    Man(cmd::shell::ManArgs),
 }
 
 impl Command {
@@ -86,7 +90,9 @@ impl Command {
     /// letting SIGINT end it at once). Commands that never poll keep the default dispositions.
     fn polls_stop(&self) -> bool {
         match self {
-            Command::Sim(_) | Command::Results(_) | Command::Restore(_) => false,
+            Command::Sim(_) | Command::Results(_) | Command::Restore(_) | Command::Completions(_) | Command::Man(_) => {
+                false
+            }
             Command::Workload(a) => a.polls_stop(),
             _ => true,
         }
@@ -104,22 +110,30 @@ impl Command {
             Command::Livelock(a) => a.changes_machine(),
             Command::Trace(a) => a.changes_machine(),
             Command::Validate(a) => a.changes_machine(),
-            Command::Sim(_) | Command::Workload(_) | Command::Results(_) | Command::Restore(_) => false,
+            Command::Sim(_)
+            | Command::Workload(_)
+            | Command::Results(_)
+            | Command::Restore(_)
+            | Command::Completions(_)
+            | Command::Man(_) => false,
         }
     }
 }
 
-/// The command line, with `--version` naming the commit the binary was built from.
-fn parse_command_line() -> Cli {
+/// The command-line definition, with `--version` naming the commit the binary was built from.
+fn command_line() -> clap::Command {
     // clap takes a 'static version; the line lives as long as the process anyway.
     let version: &'static str =
         Box::leak(format!("{} ({})", schedlab_report::VERSION, schedlab_report::GIT_COMMIT).into_boxed_str());
-    let matches = Cli::command().version(version).get_matches();
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    Cli::command().version(version)
 }
 
 fn main() {
-    let cli = parse_command_line();
+    let cli = Cli::from_arg_matches(&command_line().get_matches()).unwrap_or_else(|e| e.exit());
+    if !cli.command.polls_stop() && !cli.command.changes_machine() {
+        // Nothing to clean up: `schedlab results list | head` ends quietly, like any filter.
+        schedlab_os::signals::default_sigpipe();
+    }
     if cli.command.polls_stop() {
         schedlab_os::signals::install_stop_handler();
     }
@@ -141,6 +155,8 @@ fn main() {
         Command::Workload(a) => cmd::workload::run(a),
         Command::Results(a) => cmd::results::run(a),
         Command::Restore(a) => cmd::restore::run(a),
+        Command::Completions(a) => cmd::shell::completions(a, command_line()),
+        Command::Man(a) => cmd::shell::man(a, command_line()),
     };
     if schedlab_os::signals::stop_requested() {
         if let Err(e) = &result {

@@ -68,7 +68,8 @@ pub fn thread_id() -> i32 {
 
 /// Give SIGPIPE back its default action (the Rust runtime ignores it at start-up): for the
 /// workload programs children exec, which should behave like the seed's C programs — killed by a
-/// write to a closed pipe, with no signal ignored.
+/// write to a closed pipe, with no signal ignored — and for commands with nothing to clean up,
+/// which then end quietly when the reader of their output goes away.
 pub fn default_sigpipe() {
     // SAFETY: setting a standard signal's disposition to its default is always valid.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };

@@ -5,6 +5,7 @@ pub mod policies;
 pub mod reproduce;
 pub mod restore;
 pub mod results;
+pub mod shell;
 pub mod sim;
 pub mod taskman;
 pub mod timers;
