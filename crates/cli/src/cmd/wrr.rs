@@ -67,8 +67,9 @@ struct RunArgs {
     #[arg(long, default_value = "10ms", value_parser = units::positive_duration)]
     quantum: Duration,
     /// A task: WEIGHT:COMMAND, weight 1-20 (the seed's range); repeat for more tasks. The
-    /// command is split on spaces; use `sh -c '...'` for shell syntax (only the started
-    /// process is scheduled: make it exec the real work).
+    /// command is split into words as a shell would (quotes group words; nothing is expanded),
+    /// so `--task "2:sh -c 'exec my-job --fast'"` works; use `sh -c '...'` for shell syntax
+    /// (only the started process is scheduled: make it exec the real work).
     #[arg(long = "task", value_name = "WEIGHT:CMD")]
     tasks: Vec<String>,
     /// How long to run. The run then continues to the next round boundary (every task has had

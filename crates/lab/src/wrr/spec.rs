@@ -17,8 +17,9 @@ pub struct WrrTask {
 }
 
 impl WrrTask {
-    /// Parse `WEIGHT:CMD ARGS...` (the command is split on whitespace; quote nothing — use
-    /// `sh -c '...'` as CMD for shell syntax). Weights are checked against `max_weight`.
+    /// Parse `WEIGHT:CMD ARGS...`. The command is split into words as a POSIX shell would
+    /// (quotes and backslashes group words: `4:sh -c 'echo hi; sleep 1'` runs `sh` with two
+    /// arguments), but nothing is expanded. Weights are checked against `max_weight`.
     pub fn parse(text: &str, max_weight: u32) -> Result<Self> {
         let Some((w, cmd)) = text.split_once(':') else {
             schedlab_os::bail_usage!("task '{text}' is not WEIGHT:CMD (e.g. 4:'schedlab workload crypt --forever')");
@@ -28,7 +29,9 @@ impl WrrTask {
             Err(_) => schedlab_os::bail_usage!("task '{text}': weight '{}' is not a whole number", w.trim()),
         };
         check_weight(weight, max_weight)?;
-        let argv: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+        let Some(argv) = shlex::split(cmd) else {
+            schedlab_os::bail_usage!("task '{text}': the command has an unterminated quote or a trailing backslash");
+        };
         if argv.is_empty() {
             schedlab_os::bail_usage!("task '{text}' has no command after the weight");
         }
@@ -42,9 +45,9 @@ impl WrrTask {
         format!("w{} {word}", self.weight)
     }
 
-    /// The command line as one string.
+    /// The command line as one string, quoted so that parsing it again gives the same words.
     pub fn command(&self) -> String {
-        self.argv.join(" ")
+        shlex::try_join(self.argv.iter().map(String::as_str)).unwrap_or_else(|_| self.argv.join(" "))
     }
 }
 
@@ -97,6 +100,18 @@ mod tests {
         assert!(WrrTask::parse("x:sleep", 20).unwrap_err().to_string().contains("'x'"));
         assert!(WrrTask::parse("3:", 20).unwrap_err().to_string().contains("no command"));
         assert!(WrrTask::parse("sleep", 20).is_err());
+    }
+
+    #[test]
+    fn the_command_is_split_into_words_as_a_shell_would() {
+        let t = WrrTask::parse("1:sh -c 'echo hi; sleep 1'", 20).unwrap();
+        assert_eq!(t.argv, vec!["sh", "-c", "echo hi; sleep 1"]);
+        assert_eq!(t.command(), "sh -c 'echo hi; sleep 1'");
+        assert_eq!(WrrTask::parse(&format!("1:{}", t.command()), 20).unwrap().argv, t.argv, "round trip");
+        let t = WrrTask::parse(r#"2:printf "%s\n" a\ b $HOME"#, 20).unwrap();
+        assert_eq!(t.argv, vec!["printf", "%s\\n", "a b", "$HOME"], "quotes group, nothing expands");
+        let e = WrrTask::parse("1:sh -c 'echo hi", 20).unwrap_err().to_string();
+        assert!(e.contains("unterminated quote") && e.contains("'echo hi"), "{e}");
     }
 
     #[test]
