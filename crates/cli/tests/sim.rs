@@ -222,3 +222,136 @@ fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
     assert_eq!(task("lo")["response"].as_f64(), Some(hi), "priority 10 starts only when 90 is done");
     assert_eq!(task("dl")["cpu"].as_f64(), Some(200.0), "2 ms of every 10 ms over 1 s");
 }
+
+/// Whether `doc` follows the Trace Event format as Perfetto and chrome://tracing read it:
+/// every event has `ph`, `pid`, `tid` and `name`; timed events a numeric `ts`, monotonic within
+/// their track; complete events a `dur` ≥ 0; every `B` is closed by an `E` on its track; every
+/// track with events is named. Returns the first breach.
+fn check_trace_event_format(doc: &Value) -> Result<(), String> {
+    let events = doc["traceEvents"].as_array().ok_or("no traceEvents array")?;
+    let mut last_ts: std::collections::HashMap<(u64, u64), f64> = Default::default();
+    let mut open: std::collections::HashMap<(u64, u64), Vec<String>> = Default::default();
+    let mut named = std::collections::HashSet::new();
+    let mut used = std::collections::HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        let ph = e["ph"].as_str().ok_or(format!("event {i} has no ph: {e}"))?;
+        let track = (
+            e["pid"].as_u64().ok_or(format!("event {i}: no pid"))?,
+            e["tid"].as_u64().ok_or(format!("event {i}: no tid"))?,
+        );
+        let name = e["name"].as_str().ok_or(format!("event {i}: no name"))?;
+        if ph == "M" {
+            if name == "thread_name" {
+                named.insert(track);
+            }
+            continue;
+        }
+        let ts = e["ts"].as_f64().ok_or(format!("event {i}: no numeric ts"))?;
+        let prev = last_ts.insert(track, ts).unwrap_or(f64::MIN);
+        if ts < prev {
+            return Err(format!("event {i}: ts {ts} before {prev} on track {track:?}"));
+        }
+        used.insert(track);
+        match ph {
+            "X" => {
+                let dur = e["dur"].as_f64().ok_or(format!("event {i}: complete event without dur"))?;
+                if dur < 0.0 {
+                    return Err(format!("event {i}: negative dur"));
+                }
+            }
+            "B" => open.entry(track).or_default().push(name.to_string()),
+            "E" => {
+                open.entry(track).or_default().pop().ok_or(format!("event {i}: E without B"))?;
+            }
+            "i" | "I" => {}
+            other => return Err(format!("event {i}: phase {other} not expected here")),
+        }
+    }
+    if let Some((t, names)) = open.iter().find(|(_, v)| !v.is_empty()) {
+        return Err(format!("track {t:?}: B never closed: {names:?}"));
+    }
+    if let Some(t) = used.difference(&named).next() {
+        return Err(format!("track {t:?} has events but no thread_name"));
+    }
+    Ok(())
+}
+
+#[test]
+fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(
+        d.path(),
+        "w.json",
+        r#"{"tasks":[{"name":"A","bursts":[5,3,4]},{"name":"B","bursts":[6]},{"name":"C","arrival":2,"bursts":[2]}]}"#,
+    );
+    let trace = d.path().join("t.json");
+    let o = schedlab(
+        &[
+            "sim",
+            "run",
+            "--workload",
+            &w,
+            "--policy",
+            "fcfs",
+            "--policy",
+            "rr:quantum=2ms",
+            "--trace-out",
+            trace.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    check_trace_event_format(&doc).unwrap();
+    // The checker can fail: an unnamed track, a step back in time and an open B are caught.
+    let breach = |e: Value, at_start: bool| {
+        let mut broken = doc.clone();
+        let v = broken["traceEvents"].as_array_mut().unwrap();
+        if at_start {
+            v.insert(0, e);
+        } else {
+            v.push(e);
+        }
+        check_trace_event_format(&broken).unwrap_err()
+    };
+    assert!(breach(serde_json::json!({"ph": "B", "pid": 1, "tid": 1, "name": "x", "ts": 1e9}), false)
+        .contains("never closed"));
+    assert!(
+        breach(serde_json::json!({"ph": "i", "pid": 1, "tid": 1, "name": "y", "ts": 0.0}), false).contains("before")
+    );
+    assert!(breach(serde_json::json!({"ph": "i", "pid": 9, "tid": 9, "name": "z", "ts": 0.0}), true)
+        .contains("no thread_name"));
+    assert!(breach(serde_json::json!({"ph": "X", "pid": 1, "tid": 1, "name": "w", "ts": 1e9}), false)
+        .contains("without dur"));
+
+    let events = doc["traceEvents"].as_array().unwrap();
+    let thread = |pid: u64, name: &str| {
+        events
+            .iter()
+            .find(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == pid && e["args"]["name"] == name)
+            .and_then(|e| e["tid"].as_u64())
+            .unwrap_or_else(|| panic!("no track {name} in process {pid}"))
+    };
+    let spans = |pid: u64, tid: u64, cat: &str| -> Vec<(f64, f64)> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid && e["cat"] == cat)
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect()
+    };
+    for pid in [1, 2] {
+        // Each task's track holds exactly its CPU demand (ms → µs), and A's I/O wait.
+        for (task, cpu_us) in [("A", 9000.0), ("B", 6000.0), ("C", 2000.0)] {
+            let ran: f64 = spans(pid, thread(pid, task), "run").iter().map(|s| s.1).sum();
+            assert!((ran - cpu_us).abs() < 1e-6, "process {pid}: {task} ran {ran} µs, not {cpu_us}");
+        }
+        let waited: f64 = spans(pid, thread(pid, "A"), "wait").iter().map(|s| s.1).sum();
+        assert!((waited - 3000.0).abs() < 1e-6, "process {pid}: A waited {waited} µs");
+        // The CPU runs one task at a time: its spans never overlap, and add up to all demand.
+        let cpu = spans(pid, thread(pid, "CPU 0"), "run");
+        assert!(cpu.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0 + 1e-6), "overlapping spans on CPU 0: {cpu:?}");
+        assert!((cpu.iter().map(|s| s.1).sum::<f64>() - 17000.0).abs() < 1e-6);
+    }
+    let rr = events.iter().find(|e| e["name"] == "process_name" && e["pid"] == 2).unwrap();
+    assert!(rr["args"]["name"].as_str().unwrap().starts_with("rr"), "{rr}");
+}

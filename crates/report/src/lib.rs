@@ -23,6 +23,7 @@ pub mod shard;
 pub mod stats;
 pub mod svg;
 pub mod table;
+pub mod trace_event;
 
 /// schedlab's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -5,7 +5,9 @@ use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use anyhow::{Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
+use schedlab_lab::simstudy::trace_out;
 use schedlab_os::usage::OrUsage;
+use schedlab_report::trace_event;
 use schedlab_sim::engine::{SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
@@ -76,6 +78,10 @@ pub struct RunArgs {
     /// Write a Gantt chart (SVG) of every policy's run.
     #[arg(long, value_parser = crate::paths::writable_file)]
     gantt: Option<PathBuf>,
+    /// Write the runs as a Chrome Trace Event JSON file (open it in ui.perfetto.dev or
+    /// chrome://tracing): one process per policy, a track per CPU and per task.
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
+    trace_out: Option<PathBuf>,
     /// Save the (generated) workload as a JSON file.
     #[arg(long, value_parser = crate::paths::writable_file)]
     save_workload: Option<PathBuf>,
@@ -121,7 +127,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         switch_cost: time_arg("switch-cost", &a.switch_cost)?,
         horizon: a.horizon.as_deref().map(|h| time_arg("horizon", h)).transpose()?,
         priority_inheritance: !a.no_inherit,
-        record_slices: a.gantt.is_some(),
+        record_slices: a.gantt.is_some() || a.trace_out.is_some(),
         task_results: true,
         check_invariants: false,
         tick: None,
@@ -131,6 +137,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
     }
     let results = compare::run_all(&w, &specs, &cfg, a.per_cpu, tick)?;
+    if let Some(path) = &a.trace_out {
+        let doc = trace_event::document(&trace_out::timelines(&w, &results), "schedlab sim run");
+        std::fs::write(path, serde_json::to_string(&doc)?).with_context(|| format!("writing {}", path.display()))?;
+    }
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
     s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
         "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
@@ -140,6 +150,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         if !a.output.json {
             println!("gantt: {}", path.display());
         }
+    }
+    if let Some(path) = a.trace_out.as_ref().filter(|_| !a.output.json) {
+        println!("trace: {} (open in ui.perfetto.dev)", path.display());
     }
     Ok(())
 }
