@@ -1,6 +1,9 @@
 //! `schedlab sim` end to end: the JSON document, the textbook numbers, Gantt output, the WRR
 //! study, the benchmark, and bad input rejected with the offending field named.
 
+mod common;
+
+use common::trace_event;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -223,59 +226,6 @@ fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
     assert_eq!(task("dl")["cpu"].as_f64(), Some(200.0), "2 ms of every 10 ms over 1 s");
 }
 
-/// Whether `doc` follows the Trace Event format as Perfetto and chrome://tracing read it:
-/// every event has `ph`, `pid`, `tid` and `name`; timed events a numeric `ts`, monotonic within
-/// their track; complete events a `dur` ≥ 0; every `B` is closed by an `E` on its track; every
-/// track with events is named. Returns the first breach.
-fn check_trace_event_format(doc: &Value) -> Result<(), String> {
-    let events = doc["traceEvents"].as_array().ok_or("no traceEvents array")?;
-    let mut last_ts: std::collections::HashMap<(u64, u64), f64> = Default::default();
-    let mut open: std::collections::HashMap<(u64, u64), Vec<String>> = Default::default();
-    let mut named = std::collections::HashSet::new();
-    let mut used = std::collections::HashSet::new();
-    for (i, e) in events.iter().enumerate() {
-        let ph = e["ph"].as_str().ok_or(format!("event {i} has no ph: {e}"))?;
-        let track = (
-            e["pid"].as_u64().ok_or(format!("event {i}: no pid"))?,
-            e["tid"].as_u64().ok_or(format!("event {i}: no tid"))?,
-        );
-        let name = e["name"].as_str().ok_or(format!("event {i}: no name"))?;
-        if ph == "M" {
-            if name == "thread_name" {
-                named.insert(track);
-            }
-            continue;
-        }
-        let ts = e["ts"].as_f64().ok_or(format!("event {i}: no numeric ts"))?;
-        let prev = last_ts.insert(track, ts).unwrap_or(f64::MIN);
-        if ts < prev {
-            return Err(format!("event {i}: ts {ts} before {prev} on track {track:?}"));
-        }
-        used.insert(track);
-        match ph {
-            "X" => {
-                let dur = e["dur"].as_f64().ok_or(format!("event {i}: complete event without dur"))?;
-                if dur < 0.0 {
-                    return Err(format!("event {i}: negative dur"));
-                }
-            }
-            "B" => open.entry(track).or_default().push(name.to_string()),
-            "E" => {
-                open.entry(track).or_default().pop().ok_or(format!("event {i}: E without B"))?;
-            }
-            "i" | "I" => {}
-            other => return Err(format!("event {i}: phase {other} not expected here")),
-        }
-    }
-    if let Some((t, names)) = open.iter().find(|(_, v)| !v.is_empty()) {
-        return Err(format!("track {t:?}: B never closed: {names:?}"));
-    }
-    if let Some(t) = used.difference(&named).next() {
-        return Err(format!("track {t:?} has events but no thread_name"));
-    }
-    Ok(())
-}
-
 #[test]
 fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
     let d = tempfile::tempdir().unwrap();
@@ -302,7 +252,7 @@ fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    check_trace_event_format(&doc).unwrap();
+    trace_event::check_format(&doc).unwrap();
     // The checker can fail: an unnamed track, a step back in time and an open B are caught.
     let breach = |e: Value, at_start: bool| {
         let mut broken = doc.clone();
@@ -312,7 +262,7 @@ fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
         } else {
             v.push(e);
         }
-        check_trace_event_format(&broken).unwrap_err()
+        trace_event::check_format(&broken).unwrap_err()
     };
     assert!(breach(serde_json::json!({"ph": "B", "pid": 1, "tid": 1, "name": "x", "ts": 1e9}), false)
         .contains("never closed"));

@@ -3,6 +3,9 @@
 //! tracefs instance a recording makes is gone after SIGINT and SIGTERM, and after SIGKILL the
 //! next recording removes it. Needs root and tracefs; fails in CI without them.
 
+mod common;
+
+use common::trace_event;
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -90,6 +93,8 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
             .arg(pids.join(","))
             .arg("--workload-out")
             .arg(&back)
+            .arg("--trace-out")
+            .arg(dir.path().join("back.trace.json"))
             .arg("--out")
             .arg(dir.path())
             .output()
@@ -108,6 +113,26 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
         .map(|n| n["pid"].as_i64().unwrap().to_string())
         .collect();
     let imported: Value = serde_json::from_str(&std::fs::read_to_string(&back).unwrap()).unwrap();
+    // The timeline for Perfetto: valid Trace Event JSON, a track for every imported task that
+    // holds at least the CPU time its workload got back.
+    let timeline: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("back.trace.json")).unwrap()).unwrap();
+    trace_event::check_format(&timeline).unwrap();
+    let events = timeline["traceEvents"].as_array().unwrap();
+    for (pid, task) in pids.iter().zip(imported["tasks"].as_array().unwrap()) {
+        let track = events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["args"]["name"].as_str().unwrap().ends_with(&format!(" {pid}")))
+            .unwrap_or_else(|| panic!("no track for pid {pid}"))["tid"]
+            .clone();
+        let ran_ms: f64 = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["tid"] == track && e["cat"] == "run")
+            .map(|e| e["dur"].as_f64().unwrap() / 1e3)
+            .sum();
+        let got: f64 = task["bursts"].as_array().unwrap().iter().step_by(2).map(|x| x.as_f64().unwrap()).sum();
+        assert!(ran_ms >= got - 0.01, "pid {pid}: its track ran {ran_ms:.3} ms, the workload got {got:.3} ms");
+    }
     let (a, b) = (original["tasks"].as_array().unwrap(), imported["tasks"].as_array().unwrap());
     assert_eq!(a.len(), b.len(), "the same tasks come back");
     let cpu =

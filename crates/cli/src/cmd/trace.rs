@@ -7,7 +7,9 @@ use crate::units;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use schedlab_lab::trace::import::{self, ImportRequest};
+use schedlab_lab::trace::perfetto;
 use schedlab_lab::trace::record::{self, RecordRequest, WorkloadRecordRequest};
+use schedlab_report::section::Section;
 use schedlab_sim::workload::Workload;
 use schedlab_trace::{Format, Select};
 use std::path::PathBuf;
@@ -64,6 +66,10 @@ struct RecordArgs {
     /// Stop the program (and the recording) after this long.
     #[arg(long = "for", default_value = "60s", value_parser = units::positive_duration)]
     limit: Duration,
+    /// Also write the timeline as Chrome Trace Event JSON to FILE (open it in ui.perfetto.dev
+    /// or chrome://tracing); the run directory keeps it as timeline.trace.json either way.
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
+    trace_out: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
     /// The program and its arguments: `-- PROGRAM ARGS…`.
@@ -96,6 +102,10 @@ struct ImportArgs {
     /// Also write the workload (JSON, ms) to this file.
     #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
     workload_out: Option<PathBuf>,
+    /// Also write the timeline as Chrome Trace Event JSON to FILE (open it in ui.perfetto.dev
+    /// or chrome://tracing); the run directory keeps it as timeline.trace.json either way.
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
+    trace_out: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -110,7 +120,8 @@ pub fn run(args: Args) -> Result<()> {
                 Some(path) => record::record_workload(&workload_request(path, cpus, a.limit)?)?,
                 None => record::record(&RecordRequest { argv: a.command, cpus, limit: a.limit })?,
             };
-            output::emit(section, &a.output, &host)?;
+            let s = output::emit(section, &a.output, &host)?;
+            write_trace_out(&s, a.trace_out.as_deref(), a.output.json)?;
         }
         Cmd::Import(a) => {
             let select = match (&a.pid[..], a.tree, &a.comm) {
@@ -133,6 +144,7 @@ pub fn run(args: Args) -> Result<()> {
                 start_at_exec: a.start_at_exec,
             };
             let s = output::emit(import::import_file(&req)?, &a.output, &host)?;
+            write_trace_out(&s, a.trace_out.as_deref(), a.output.json)?;
             if let Some(path) = &a.workload_out {
                 let w = &s.data["results"]["workload"];
                 std::fs::write(path, serde_json::to_string_pretty(w)?)
@@ -166,4 +178,15 @@ fn workload_request(
         schedlab_os::bail_usage!("the workload is written for {need} CPU(s); --cpus gives {}", host_cpus.len());
     }
     Ok(WorkloadRecordRequest { workload, host_cpus, limit })
+}
+
+/// `--trace-out`: a copy of the run's timeline file where the user asked for it.
+fn write_trace_out(s: &Section, dest: Option<&std::path::Path>, json: bool) -> Result<()> {
+    if let Some(dest) = dest {
+        perfetto::copy_out(s, dest)?;
+        if !json {
+            println!("trace: {} (open in ui.perfetto.dev)", dest.display());
+        }
+    }
+    Ok(())
 }

@@ -81,6 +81,8 @@ pub fn import_file(req: &ImportRequest) -> Result<Section> {
         s.tables.push(n);
     }
     s.files.push(DataFile::text("workload.json", w.to_json_string()));
+    let pids: Vec<_> = imported.report.tasks.iter().map(|t| t.pid).collect();
+    s.files.push(super::perfetto::file(&tl, &pids, &req.trace.display().to_string(), "schedlab trace import")?);
     s.parameters = json!({
         "trace": req.trace,
         "format": req.format.map(|f| format!("{f:?}")),

@@ -6,5 +6,6 @@
 pub mod import;
 pub mod live;
 pub mod meta;
+pub mod perfetto;
 pub mod record;
 pub mod recorder;

@@ -87,6 +87,7 @@ pub fn record(req: &RecordRequest) -> Result<Section> {
         }
     }
     s.tables.push(t);
+    s.files.push(super::perfetto::file(&tl, &tree, &req.argv.join(" "), "schedlab trace record")?);
     s.files.push(DataFile::text("trace.txt", text));
     s.files.push(DataFile::text("meta.json", serde_json::to_string_pretty(&meta)?));
     s.parameters = json!({ "command": req.argv, "cpus": req.cpus, "limit_s": req.limit.as_secs_f64() });
@@ -160,6 +161,7 @@ pub fn record_workload(req: &WorkloadRecordRequest) -> Result<Section> {
         stats.lost_events(),
         pid_list.join(",")
     );
+    s.files.push(super::perfetto::file(&tl, &run.pids, "workload", "schedlab trace record --workload")?);
     s.files.push(DataFile::text("trace.txt", run.text));
     s.files.push(DataFile::text("meta.json", serde_json::to_string_pretty(&run.meta)?));
     s.files.push(DataFile::text("workload.json", req.workload.to_json_string()));
