@@ -2,6 +2,9 @@
 //! spawned, running without root, timeouts and SIGTERM killing and reaping every child, and
 //! `--trace`. Live tests need root; CI runs as root, so there a missing root fails loudly.
 
+mod common;
+
+use common::trace_event;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
@@ -238,6 +241,18 @@ fn trace_draws_per_cpu_timelines_and_cleans_up() {
     let run_dir = std::fs::read_dir(out_dir.path().join("policies")).unwrap().next().unwrap().unwrap().path();
     let svg = std::fs::read_to_string(run_dir.join("trace_fifo_cpu_20.svg")).unwrap();
     assert!(svg.contains("CPU 1") && svg.contains("<rect"));
+    // The same case as a Perfetto timeline: valid, with a track for each of its 20 children.
+    let perfetto = fifo["perfetto"].as_str().expect("a timeline file named in the results");
+    let timeline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join(perfetto)).unwrap()).unwrap();
+    trace_event::check_format(&timeline).unwrap();
+    let children = timeline["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name" && !e["args"]["name"].as_str().unwrap().starts_with("CPU "))
+        .count();
+    assert_eq!(children, 20, "a track per child");
     let pid_instances: Vec<_> = std::fs::read_dir("/sys/kernel/tracing/instances")
         .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();

@@ -3,6 +3,9 @@
 //! stopped, at an RT priority, or running at all. Live tests need root; CI runs as root, so
 //! there they must run (a non-root CI fails loudly instead of passing unchecked).
 
+mod common;
+
+use common::trace_event;
 use schedlab_os::procfs;
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
@@ -115,6 +118,7 @@ fn wide_weights_need_the_flag() {
 /// checks that hold whatever the host does.
 fn one_live_run(dir: &std::path::Path) -> serde_json::Value {
     let gantt = dir.join("g.svg");
+    let timeline = dir.join("t.json");
     let (a, b) = (crypt(1), crypt(3));
     let out = wrr(&[
         "run",
@@ -129,6 +133,8 @@ fn one_live_run(dir: &std::path::Path) -> serde_json::Value {
         "--json",
         "--gantt",
         gantt.to_str().unwrap(),
+        "--trace-out",
+        timeline.to_str().unwrap(),
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -172,6 +178,11 @@ fn one_live_run(dir: &std::path::Path) -> serde_json::Value {
     }
     assert!(doc["results"]["dispatcher_cpu_s"].as_f64().unwrap() > 0.0);
     assert!(std::fs::read_to_string(&gantt).unwrap().starts_with("<svg"));
+    // The Perfetto timeline holds every slice twice (its CPU's track and its task's).
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&timeline).unwrap()).unwrap();
+    trace_event::check_format(&trace).unwrap();
+    let spans = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
+    assert_eq!(spans, 2 * doc["results"]["slices"].as_array().unwrap().len(), "a span per slice per track");
     assert!(running_with("workload crypt --forever").is_empty(), "tasks outlived the run");
     doc
 }

@@ -100,6 +100,10 @@ struct RunArgs {
     /// How many seconds from the start the Gantt chart shows.
     #[arg(long, default_value = "2s", value_parser = units::positive_duration)]
     gantt_window: Duration,
+    /// Also write the whole run as Chrome Trace Event JSON to FILE (open it in
+    /// ui.perfetto.dev); the run directory keeps it as timeline.trace.json either way.
+    #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
+    trace_out: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -154,6 +158,9 @@ fn run_live(a: RunArgs) -> Result<()> {
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &a.trace_out {
+        schedlab_lab::trace::perfetto::copy_out(&s, path)?;
     }
     Ok(())
 }

@@ -78,9 +78,13 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
             let (gantt, summary) = trace::timeline(events, &run.pids, run.release_ns, &title);
             let file = format!("trace_{p}_{w}_{n}.svg");
             let raw = format!("trace_{p}_{w}_{n}.txt");
+            let (tl, _) = schedlab_trace::Timeline::from_text(text, Some(schedlab_trace::Format::Tracefs));
+            let children = crate::trace::perfetto::timeline(&tl, &run.pids, &format!("{p} {w} × {n}"));
+            let perfetto = format!("trace_{p}_{w}_{n}.trace.json");
+            trace_texts.push(crate::trace::perfetto::file_named(&perfetto, &[children], &title)?);
             trace_texts.push(DataFile::text(raw.clone(), text.clone()));
             trace_docs.push(json!({
-                "policy": p, "workload": w, "procs": n, "file": file, "raw": raw, "summary": summary,
+                "policy": p, "workload": w, "procs": n, "file": file, "raw": raw, "perfetto": perfetto, "summary": summary,
                 "rusage_involuntary_ctx": run.result.involuntary_ctx,
             }));
             trace_figs.push(Figure {

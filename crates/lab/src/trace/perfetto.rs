@@ -38,10 +38,14 @@ pub fn timeline(tl: &Timeline, pids: &[Pid], name: &str) -> TraceTimeline {
     t
 }
 
-/// The timeline file of `pids` for a section.
+/// The timeline file of `pids` for a section, named [`FILE`].
 pub fn file(tl: &Timeline, pids: &[Pid], name: &str, title: &str) -> anyhow::Result<DataFile> {
-    let doc = trace_event::document(&[timeline(tl, pids, name)], title);
-    Ok(DataFile::text(FILE, serde_json::to_string(&doc)?))
+    file_named(FILE, &[timeline(tl, pids, name)], title)
+}
+
+/// A Trace Event file of `timelines` for a section.
+pub fn file_named(file: &str, timelines: &[TraceTimeline], title: &str) -> anyhow::Result<DataFile> {
+    Ok(DataFile::text(file, serde_json::to_string(&trace_event::document(timelines, title))?))
 }
 
 /// Copy the section's timeline file to `dest` (for `--trace-out`).

@@ -1,6 +1,6 @@
 //! `schedlab wrr run` as a section: one live run of the WRR host with the user's tasks — each
 //! task's CPU share against its weight share, the host's accuracy, the Gantt chart, every
-//! slice in results.json and slices.csv.
+//! slice in results.json and slices.csv, and the slices as a Perfetto timeline.
 
 use super::host::HostRun;
 use super::spec::WrrTask;
@@ -40,6 +40,12 @@ pub fn section(run: &HostRun, tasks: &[WrrTask], quantum_ns: u64, duration_s: f6
         caption: format!("The first {gantt_window_s:.1} s of the run."),
     });
     s.files.push(summary::slice_csv(run));
+    let title = "schedlab wrr run: the dispatcher's slices";
+    if let Ok(f) =
+        crate::trace::perfetto::file_named(crate::trace::perfetto::FILE, &[summary::trace_timeline(run)], title)
+    {
+        s.files.push(f);
+    }
     s.parameters = json!({
         "quantum_ms": quantum_ns as f64 / 1e6,
         "tasks": tasks,

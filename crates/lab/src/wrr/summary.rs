@@ -7,6 +7,7 @@ use super::tasks::crypt_result;
 use schedlab_report::section::DataFile;
 use schedlab_report::stats::Spread;
 use schedlab_report::svg::{Gantt, GanttBar};
+use schedlab_report::trace_event::{TraceRun, TraceTimeline};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -178,6 +179,22 @@ pub fn gantt(run: &HostRun, window_s: f64) -> Gantt {
         time_label: "seconds since release".into(),
         lanes,
         bars,
+        marks: vec![],
+    }
+}
+
+/// The run as a Trace Event timeline (Perfetto): the dispatcher's slices, per CPU and per task.
+pub fn trace_timeline(run: &HostRun) -> TraceTimeline {
+    TraceTimeline {
+        name: run.policy.clone(),
+        cpus: run.config.cpus.iter().max().map_or(1, |&c| c + 1),
+        tasks: run.tasks.iter().map(|t| t.label.clone()).collect(),
+        runs: run
+            .slices
+            .iter()
+            .map(|s| TraceRun { task: s.task, cpu: s.cpu, start_ns: s.start_ns, end_ns: s.end_ns })
+            .collect(),
+        waits: vec![],
         marks: vec![],
     }
 }
