@@ -154,7 +154,8 @@ const METRICS: &[Metric] = &[
     Metric { name: "Jain cpu/weight", value: |r| r.overall.jain_cpu_per_weight, lower_better: false, decimals: 3 },
 ];
 
-/// One row per policy, one column per metric; the best value of each column ends in `*`.
+/// One row per policy, one column per metric; the best value of each column ends in `*`, in the
+/// columns whose values (as printed) differ — a tie of every row has no best.
 pub fn comparison_table(results: &[SimResult]) -> Table {
     let mut cols = vec!["policy"];
     cols.extend(METRICS.iter().map(|m| m.name));
@@ -170,12 +171,20 @@ pub fn comparison_table(results: &[SimResult]) -> Table {
             }
         })
         .collect();
+    let differs: Vec<bool> = METRICS
+        .iter()
+        .map(|m| {
+            let mut printed = results.iter().map(|r| format!("{:.*}", m.decimals, (m.value)(r)));
+            let first = printed.next();
+            printed.any(|p| Some(&p) != first.as_ref())
+        })
+        .collect();
     for r in results {
         let mut row = vec![r.policy.clone()];
-        for (m, b) in METRICS.iter().zip(&best) {
+        for ((m, b), differs) in METRICS.iter().zip(&best).zip(&differs) {
             let v = (m.value)(r);
             let cell = format!("{v:.*}", m.decimals);
-            let is_best = results.len() > 1 && format!("{b:.*}", m.decimals) == cell;
+            let is_best = *differs && format!("{b:.*}", m.decimals) == cell;
             row.push(if is_best { format!("{cell}*") } else { cell });
         }
         t.row(row);
@@ -299,6 +308,9 @@ mod tests {
         let t = comparison_table(&rs);
         assert_eq!(t.rows[0][1], "17.000");
         assert_eq!(t.rows[1][1], "5.667*");
+        let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
+        let migrations = col("migrations");
+        assert_eq!((t.rows[0][migrations].as_str(), t.rows[1][migrations].as_str()), ("0", "0"), "a tie has no star");
         let doc = comparison_json(&rs, &SimConfig::default(), false);
         assert_eq!(doc["policies"][0]["avg_waiting"], 17.0);
         assert_eq!(doc["policies"][1]["tasks"][1]["waiting"], 4.0);
