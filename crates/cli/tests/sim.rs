@@ -305,3 +305,34 @@ fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
     let rr = events.iter().find(|e| e["name"] == "process_name" && e["pid"] == 2).unwrap();
     assert!(rr["args"]["name"].as_str().unwrap().starts_with("rr"), "{rr}");
 }
+
+#[test]
+fn a_workload_from_stdin_is_kept_in_the_run_directory_with_its_hash() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let saved = d.path().join("saved.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["sim", "run", "--workload", "-", "--policy", "fcfs", "--cpus", "2", "--json", "--save-workload"])
+        .arg(&saved)
+        .arg("--out")
+        .arg(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(CLASSIC.replace(r#""cpus":1,"#, "").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"]["cpus"], 2);
+    // --save-workload keeps the CPU count the run used.
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(back["cpus"], 2, "{back}");
+    // The run directory holds the same document, and results.json its SHA-256.
+    let dir = std::fs::read_dir(d.path().join("sim-run")).unwrap().next().unwrap().unwrap().path();
+    let copy = std::fs::read(dir.join("workload.json")).unwrap();
+    assert_eq!(copy, std::fs::read(&saved).unwrap());
+    let sha = Command::new("sha256sum").arg(dir.join("workload.json")).output().unwrap();
+    let want = String::from_utf8_lossy(&sha.stdout).split_whitespace().next().unwrap().to_string();
+    assert_eq!(doc["parameters"]["workload_sha256"], want.as_str());
+}

@@ -7,11 +7,13 @@ use anyhow::{Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
 use schedlab_lab::simstudy::trace_out;
 use schedlab_os::usage::OrUsage;
+use schedlab_report::section::DataFile;
 use schedlab_report::trace_event;
 use schedlab_sim::engine::{SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
 use serde_json::json;
+use std::io::Read;
 use std::path::PathBuf;
 
 /// Run a workload under one or more policies and compare them side by side.
@@ -31,7 +33,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
-    /// Workload file (JSON, times in ms).
+    /// Workload file (JSON, times in ms); `-` reads it from stdin. The run directory keeps a
+    /// copy (workload.json) and results.json its SHA-256.
     #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
     workload: Option<PathBuf>,
     /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5,seed=1`
@@ -98,6 +101,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     // Everything is validated before anything runs.
     let cap = TaskCap::new(a.max_tasks);
     let w = match (&a.workload, &a.generate) {
+        (Some(p), _) if p.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("reading the workload from stdin").or_usage()?;
+            Workload::from_json_str(&text).context("workload from stdin").or_usage()?
+        }
         (Some(p), _) => {
             cap.check_file(p)?;
             let text =
@@ -121,6 +129,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         schedlab_os::bail_usage!("--cpus {cpus}: must be 1..=1024");
     }
     w.check_cpus(cpus).context("workload does not fit --cpus").or_usage()?;
+    // What was simulated, CPU count included: saved, copied and hashed as one document.
+    let w = Workload { cpus: Some(cpus), ..w };
+    let workload_json = w.to_json_string();
     let wake = wake_delays(&a.wake_delay)?;
     let cfg = SimConfig {
         cpus,
@@ -134,7 +145,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         wake,
     };
     if let Some(p) = &a.save_workload {
-        std::fs::write(p, w.to_json_string()).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(p, &workload_json).with_context(|| format!("writing {}", p.display()))?;
     }
     let results = compare::run_all(&w, &specs, &cfg, a.per_cpu, tick)?;
     if let Some(path) = &a.trace_out {
@@ -142,7 +153,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         std::fs::write(path, serde_json::to_string(&doc)?).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
-    s.parameters = json!({"workload": a.workload, "generate": a.generate, "policies": a.policies, "cpus": cpus,
+    s.files.push(DataFile::text("workload.json", workload_json.clone()));
+    s.parameters = json!({"workload": a.workload, "workload_sha256": sha256_hex(&workload_json), "generate": a.generate, "policies": a.policies, "cpus": cpus,
         "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
@@ -265,4 +277,10 @@ impl TaskCap {
 
 fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
+}
+
+/// The SHA-256 of `text`, in hex: names the exact workload a run simulated.
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
