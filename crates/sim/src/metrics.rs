@@ -25,7 +25,10 @@ pub struct Overall {
     /// CPU time used by tasks / (CPUs × makespan).
     pub utilisation: f64,
     pub context_switches: u64,
+    /// Stops by a task the policy preferred (wake-up or arrival pre-emption).
     pub preemptions: u64,
+    /// Stops because a slice ran out with work left.
+    pub quantum_expiries: u64,
     pub migrations: u64,
     pub deadline_misses: u64,
     /// Jain's index of CPU received per unit weight (1 = shares exactly follow the weights).
@@ -73,6 +76,7 @@ pub struct TaskSums {
     pub weight: u32,
     pub context_switches: u64,
     pub preemptions: u64,
+    pub quantum_expiries: u64,
     pub migrations: u64,
     pub deadline_misses: u64,
 }
@@ -87,6 +91,7 @@ impl TaskSums {
             weight: t.weight,
             context_switches: t.context_switches,
             preemptions: t.preemptions,
+            quantum_expiries: t.quantum_expiries,
             migrations: t.migrations,
             deadline_misses: t.deadline_misses,
         }
@@ -108,6 +113,7 @@ pub struct Accum {
     w_total: u64,
     cs: u64,
     pre: u64,
+    expiries: u64,
     mig: u64,
     miss: u64,
     /// Per distinct weight (at least 1): exact (Σ cpu, Σ cpu²), for Jain's index.
@@ -152,6 +158,7 @@ impl Accum {
         self.w_total += t.weight as u64;
         self.cs += t.context_switches;
         self.pre += t.preemptions;
+        self.expiries += t.quantum_expiries;
         self.mig += t.migrations;
         self.miss += t.deadline_misses;
         self.add_share(t.cpu, t.weight);
@@ -232,6 +239,7 @@ impl Accum {
             utilisation: if makespan > 0 { cpu_total as f64 / (cpus as f64 * makespan as f64) } else { 0.0 },
             context_switches: self.cs,
             preemptions: self.pre,
+            quantum_expiries: self.expiries,
             migrations: self.mig,
             deadline_misses: self.miss,
             jain_cpu_per_weight: if jsq == 0.0 { 1.0 } else { jsum * jsum / (self.tasks as f64 * jsq) },

@@ -149,6 +149,7 @@ const METRICS: &[Metric] = &[
     Metric { name: "CPU util %", value: |r| 100.0 * r.overall.utilisation, lower_better: false, decimals: 1 },
     Metric { name: "ctx switches", value: |r| r.overall.context_switches as f64, lower_better: true, decimals: 0 },
     Metric { name: "preemptions", value: |r| r.overall.preemptions as f64, lower_better: true, decimals: 0 },
+    Metric { name: "quantum expiries", value: |r| r.overall.quantum_expiries as f64, lower_better: true, decimals: 0 },
     Metric { name: "migrations", value: |r| r.overall.migrations as f64, lower_better: true, decimals: 0 },
     Metric { name: "deadline misses", value: |r| r.overall.deadline_misses as f64, lower_better: true, decimals: 0 },
     Metric { name: "Jain cpu/weight", value: |r| r.overall.jain_cpu_per_weight, lower_better: false, decimals: 3 },
@@ -216,6 +217,7 @@ pub fn task_table(r: &SimResult) -> Table {
             "cpu ms",
             "ctx sw",
             "preempt",
+            "expiries",
             "migr",
             "misses",
         ],
@@ -232,6 +234,7 @@ pub fn task_table(r: &SimResult) -> Table {
             format!("{:.3}", ms(x.cpu as f64)),
             x.context_switches.to_string(),
             x.preemptions.to_string(),
+            x.quantum_expiries.to_string(),
             x.migrations.to_string(),
             x.deadline_misses.to_string(),
         ]);
@@ -254,6 +257,7 @@ pub fn policy_json(r: &SimResult) -> Value {
         "utilisation": o.utilisation,
         "context_switches": o.context_switches,
         "preemptions": o.preemptions,
+        "quantum_expiries": o.quantum_expiries,
         "migrations": o.migrations,
         "deadline_misses": o.deadline_misses,
         "jain_cpu_per_weight": o.jain_cpu_per_weight,
@@ -270,6 +274,7 @@ pub fn policy_json(r: &SimResult) -> Value {
             "cpu": ms(t.cpu as f64),
             "context_switches": t.context_switches,
             "preemptions": t.preemptions,
+            "quantum_expiries": t.quantum_expiries,
             "migrations": t.migrations,
             "deadline_misses": t.deadline_misses,
         })).collect::<Vec<_>>(),
@@ -309,6 +314,13 @@ mod tests {
         assert_eq!(t.rows[0][1], "17.000");
         assert_eq!(t.rows[1][1], "5.667*");
         let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
+        // Round robin with a 4 ms quantum: P1 (24 ms) runs 0–4, 10–14, …, 26–30: its slice runs
+        // out with work left 5 times (the sixth ends its burst); P2 and P3 (3 ms) finish inside
+        // their first slice. Nothing is pre-empted by a wake-up or an arrival.
+        let (pre, exp) = (col("preemptions"), col("quantum expiries"));
+        assert_eq!((t.rows[1][pre].as_str(), t.rows[1][exp].as_str()), ("0", "5"));
+        assert_eq!(rs[1].tasks[0].quantum_expiries, 5);
+        assert_eq!(rs[0].overall.quantum_expiries, 0, "FCFS has no quantum");
         let migrations = col("migrations");
         assert_eq!((t.rows[0][migrations].as_str(), t.rows[1][migrations].as_str()), ("0", "0"), "a tie has no star");
         let doc = comparison_json(&rs, &SimConfig::default(), false);

@@ -617,6 +617,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let now = self.now;
         let t = self.account_stop(c, now);
         if self.tasks[t].remaining > 0 {
+            if why == EnqueueReason::SliceExpired {
+                self.tasks[t].expiries += 1;
+            }
             // Slice over or pre-empted: never a reason to pre-empt another CPU.
             self.queue_ready(t, why);
             return;

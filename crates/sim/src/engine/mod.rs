@@ -127,8 +127,12 @@ pub struct TaskResult {
     pub weight: u32,
     /// Times a CPU switched to this task from a different one.
     pub context_switches: u64,
-    /// Times it was pushed off a CPU by a task the policy preferred.
+    /// Times it was pushed off a CPU by a task the policy preferred (a wake-up or a newly
+    /// arrived task; not its slice running out).
     pub preemptions: u64,
+    /// Times its slice (quantum) ran out while it still had work, and it went back to a run
+    /// queue (where it may be picked again at once).
+    pub quantum_expiries: u64,
     /// Times it ran on a different CPU than the time before.
     pub migrations: u64,
     pub deadline_misses: u64,

@@ -60,6 +60,7 @@ pub(super) struct TaskState {
     pub jobs_done: u32,
     pub cs: u32,
     pub preemptions: u32,
+    pub expiries: u32,
     pub migrations: u32,
     pub misses: u32,
 }
@@ -88,6 +89,7 @@ impl TaskState {
             jobs_done: 0,
             cs: 0,
             preemptions: 0,
+            expiries: 0,
             migrations: 0,
             misses: 0,
         }
@@ -103,6 +105,7 @@ impl TaskState {
             weight: spec.weight,
             context_switches: self.cs as u64,
             preemptions: self.preemptions as u64,
+            quantum_expiries: self.expiries as u64,
             migrations: self.migrations as u64,
             deadline_misses: self.misses as u64,
         }
@@ -122,6 +125,7 @@ impl TaskState {
             weight: s.weight,
             context_switches: s.context_switches,
             preemptions: s.preemptions,
+            quantum_expiries: s.quantum_expiries,
             migrations: s.migrations,
             deadline_misses: s.deadline_misses,
             jobs_done: self.jobs_done,
