@@ -7,6 +7,7 @@ use crate::host::Host;
 use anyhow::Result;
 use schedlab_report::results::{self, RunDir};
 use schedlab_report::section::{Outcome, Section, Status};
+use schedlab_report::table::fit_text;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -47,12 +48,12 @@ pub fn emit(mut s: Section, o: &OutputArgs, host: &Host) -> Result<Section> {
 pub fn print_section(s: &Section) {
     println!("== {} (seed {}) ==", s.title, s.seed);
     if !s.summary.is_empty() {
-        println!("{}\n", s.summary);
+        println!("{}\n", fit_text(&s.summary));
     }
     match &s.status {
         Status::Completed => {}
-        Status::Unsupported(why) => println!("not run here: {why}\n"),
-        Status::Failed(why) => println!("FAILED: {why}\n"),
+        Status::Unsupported(why) => println!("{}\n", fit_text(&format!("not run here: {why}"))),
+        Status::Failed(why) => println!("{}\n", fit_text(&format!("FAILED: {why}"))),
         Status::Interrupted => println!("interrupted before the end\n"),
     }
     for t in &s.tables {
@@ -65,7 +66,7 @@ pub fn print_section(s: &Section) {
             Outcome::Inconclusive => "inconclusive",
             Outcome::NotMeasured => "not measured",
         };
-        println!("[{mark}] {} — {}", v.claim, v.detail);
+        println!("{}", fit_text(&format!("[{mark}] {} — {}", v.claim, v.detail)));
     }
     if let Some(dir) = &s.run_dir {
         println!("\nresults: {dir}");

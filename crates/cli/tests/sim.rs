@@ -336,3 +336,32 @@ fn a_workload_from_stdin_is_kept_in_the_run_directory_with_its_hash() {
     let want = String::from_utf8_lossy(&sha.stdout).split_whitespace().next().unwrap().to_string();
     assert_eq!(doc["parameters"]["workload_sha256"], want.as_str());
 }
+
+#[test]
+fn tables_fit_the_width_columns_gives() {
+    let d = tempfile::tempdir().unwrap();
+    for cols in ["60", "80", "120"] {
+        let width: usize = cols.parse().unwrap();
+        for args in [
+            vec!["sim", "policies"],
+            vec!["sim", "run", "--generate", "poisson:n=6", "--policy", "rr", "--policy", "cfs", "--tasks", "--out"],
+        ] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+            cmd.args(&args).env("COLUMNS", cols);
+            if args.last() == Some(&"--out") {
+                cmd.arg(d.path());
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let widest = text.lines().max_by_key(|l| l.chars().count()).unwrap_or_default();
+            // The run directory's path is one word; it may be wider than a narrow terminal.
+            let fits = |l: &&str| l.chars().count() <= width || l.starts_with("results: ");
+            assert!(
+                text.lines().all(|l| fits(&l)),
+                "COLUMNS={cols} {args:?}: {} columns: {widest}",
+                widest.chars().count()
+            );
+        }
+    }
+}
