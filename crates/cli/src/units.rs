@@ -48,6 +48,18 @@ fn unbounded_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(t).map_err(|e| format!("'{s}' is not a duration like 10ms or 1.5s ({e})"))
 }
 
+/// A time window `FROM..TO` such as `10ms..60ms` (FROM may be empty: from 0); TO must be
+/// after FROM.
+pub fn window(s: &str) -> Result<(Duration, Duration), String> {
+    let (from, to) = s.split_once("..").ok_or_else(|| format!("'{s}' is not a window like 10ms..60ms"))?;
+    let from = if from.trim().is_empty() { Duration::ZERO } else { duration(from)? };
+    let to = duration(to)?;
+    if to <= from {
+        return Err(format!("'{s}': the end must come after the start"));
+    }
+    Ok((from, to))
+}
+
 /// A size such as `5MiB`, `64KiB`, `4096` (bytes), `1GB`.
 pub fn size(s: &str) -> Result<u64, String> {
     let t = s.trim();

@@ -440,3 +440,68 @@ fn base64_decodes() {
     assert_eq!(base64_decode("aGk="), b"hi");
     assert_eq!(base64_decode("YWJj"), b"abc");
 }
+
+/// Every `<text>` of an SVG file as Chromium lays it out, against the viewBox: the texts whose
+/// bounding box leaves it, and how many legend entries there are.
+fn svg_layout(exe: &Path, svg: &Path, test: &str) -> (Vec<String>, u64) {
+    let dir = out_dir(test);
+    let profile = tempfile::tempdir().unwrap();
+    let mut b = Browser::launch(exe, profile.path(), &dir.join("chromium.log"));
+    b.open_page();
+    b.viewport(1400, 900, false);
+    b.navigate(&format!("file://{}", svg.canonicalize().unwrap().display()));
+    let js = "(() => { const s = document.documentElement; const v = s.viewBox.baseVal; \
+              const out = [...s.querySelectorAll('text')].filter(t => { const b = t.getBBox(); \
+                return b.x < v.x - 0.5 || b.y < v.y - 0.5 || b.x + b.width > v.x + v.width + 0.5 || b.y + b.height > v.y + v.height + 0.5; }) \
+                .map(t => { const b = t.getBBox(); return `${t.textContent} at x ${b.x.toFixed(1)}..${(b.x + b.width).toFixed(1)} of ${v.width}`; }); \
+              return JSON.stringify({ outside: out, legend: s.querySelectorAll('.legend').length }); })()";
+    let r: Value = serde_json::from_str(b.eval(js).as_str().unwrap()).unwrap();
+    b.screenshot(&dir.join("gantt.png"), None);
+    let outside = r["outside"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    (outside, r["legend"].as_u64().unwrap())
+}
+
+#[test]
+fn gantt_labels_stay_inside_the_chart_and_it_has_a_legend() {
+    let Some(exe) = chromium_or_skip("gantt_browser") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.json");
+    std::fs::write(
+        &w,
+        r#"{"tasks":[{"name":"a-task-with-a-long-descriptive-name","bursts":[5,2,3]},{"name":"B","bursts":[4]},{"name":"C","arrival":1,"bursts":[2]}]}"#,
+    )
+    .unwrap();
+    let svg = dir.path().join("g.svg");
+    reproduce(
+        dir.path(),
+        &[
+            "sim",
+            "run",
+            "--workload",
+            w.to_str().unwrap(),
+            "--cpus",
+            "2",
+            "--policy",
+            "rr:quantum=2ms",
+            "--policy",
+            "prio-preempt:aging=5,quantum=2",
+            "--gantt",
+            svg.to_str().unwrap(),
+            "--out",
+            "runs",
+        ],
+        0,
+    );
+    let (outside, legend) = svg_layout(&exe, &svg, "gantt");
+    assert!(outside.is_empty(), "texts outside the chart: {outside:#?}");
+    assert!(legend >= 3, "the legend names every task ({legend} entries)");
+    // The check can fail: a label drawn off the left edge is caught.
+    let bad = dir.path().join("bad.svg");
+    std::fs::write(
+        &bad,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 100"><text x="70" y="50" text-anchor="end">a label much too long for its margin</text></svg>"#,
+    )
+    .unwrap();
+    let (outside, legend) = svg_layout(&exe, &bad, "gantt-bad");
+    assert_eq!((outside.len(), legend), (1, 0), "{outside:?}");
+}

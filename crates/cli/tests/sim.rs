@@ -365,3 +365,30 @@ fn tables_fit_the_width_columns_gives() {
         }
     }
 }
+
+#[test]
+fn the_gantt_of_a_thousand_tasks_stays_small_and_a_window_narrows_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (full, part) = (d.path().join("full.svg"), d.path().join("part.svg"));
+    for (svg, window) in [(&full, None), (&part, Some("100ms..300ms"))] {
+        let mut args = vec!["sim", "run", "--generate", "poisson:n=1000,rate=150,mean=5,bursts=3,io=10,seed=2"];
+        args.extend(["--cpus", "2", "--policy", "rr", "--policy", "cfs", "--gantt", svg.to_str().unwrap()]);
+        if let Some(w) = window {
+            args.extend(["--window", w]);
+        }
+        let o = schedlab(&args, d.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let (full, part) = (std::fs::read_to_string(full).unwrap(), std::fs::read_to_string(part).unwrap());
+    assert!(full.len() < 200_000, "the chart of 1,000 tasks is {} bytes", full.len());
+    assert!(full.contains("… and 970 more"), "the legend is capped and says how many it left out");
+    // The window's axis runs from 100 to 300 ms; the whole run's far beyond.
+    let ticks = |s: &str| -> Vec<f64> {
+        s.split(r#"text-anchor="middle">"#).skip(1).filter_map(|t| t.split('<').next()?.parse().ok()).collect()
+    };
+    let t = ticks(&part);
+    assert!(t.iter().all(|&x| (100.0..=300.0).contains(&x)) && t.len() >= 3, "window ticks {t:?}");
+    assert!(ticks(&full).iter().any(|&x| x > 1000.0));
+    let o = schedlab(&["sim", "run", "--generate", "poisson:n=5", "--policy", "rr", "--window", "5ms..1ms"], d.path());
+    assert_eq!(o.status.code(), Some(2), "a backwards window is a usage error");
+}

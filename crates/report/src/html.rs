@@ -545,7 +545,7 @@ mod tests {
             time_label: "ms".into(),
             lanes: vec!["CPU0".into()],
             bars: vec![GanttBar { lane: 0, start: 0.0, end: 5.0, label: "P1".into(), colour_key: 0 }],
-            marks: vec![],
+            ..Gantt::default()
         }
         .to_svg()
     }

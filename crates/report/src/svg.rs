@@ -1,8 +1,11 @@
 //! Hand-written SVG charts: line charts (linear or log axes), grouped bar charts with
-//! optional error bars, and Gantt charts. Output is a standalone `<svg>` element that
+//! optional error bars, and Gantt charts (`svg/gantt.rs`). Output is a standalone `<svg>` element that
 //! works inline in HTML and as a file, with no fonts or scripts to ship.
 
 use std::fmt::Write;
+
+mod gantt;
+pub use gantt::{distinct_colour, Gantt, GanttBar, GanttMark, GREY_KEY};
 
 const W: f64 = 760.0;
 const H: f64 = 440.0;
@@ -312,117 +315,6 @@ impl BarChart {
     }
 }
 
-/// One bar of a Gantt chart.
-#[derive(Debug, Clone)]
-pub struct GanttBar {
-    /// Row index into [`Gantt::lanes`].
-    pub lane: usize,
-    pub start: f64,
-    pub end: f64,
-    /// Text inside the bar when it is wide enough, and in the tooltip.
-    pub label: String,
-    /// Bars with the same key share a colour (e.g. the task id).
-    pub colour_key: usize,
-}
-
-/// A point event drawn as a tick above a lane (arrival, wake-up, I/O completion).
-#[derive(Debug, Clone)]
-pub struct GanttMark {
-    pub lane: usize,
-    pub at: f64,
-    pub label: String,
-}
-
-/// A Gantt chart: lanes (CPUs or tasks) against time; gaps are idle time.
-#[derive(Debug, Clone, Default)]
-pub struct Gantt {
-    pub title: String,
-    pub time_label: String,
-    pub lanes: Vec<String>,
-    pub bars: Vec<GanttBar>,
-    pub marks: Vec<GanttMark>,
-}
-
-impl Gantt {
-    /// Render the chart; idle time shows as hatched lane background.
-    pub fn to_svg(&self) -> String {
-        let lane_h = 28.0;
-        let height = TOP + BOTTOM + lane_h * self.lanes.len().max(1) as f64;
-        let t_end = self.bars.iter().map(|b| b.end).chain(self.marks.iter().map(|m| m.at)).fold(0.0, f64::max);
-        let x = Axis::fit([0.0, t_end].into_iter(), false);
-        let mut out = String::new();
-        open(&mut out, &self.title, height);
-        let pw = W - LEFT - 40.0;
-        let px = |t: f64| LEFT + pw * x.frac(t);
-        let _ = write!(
-            out,
-            r##"<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#ccc" stroke-width="2"/></pattern></defs>"##
-        );
-        for (i, lane) in self.lanes.iter().enumerate() {
-            let y = TOP + lane_h * i as f64;
-            let _ = write!(
-                out,
-                r##"<rect x="{LEFT}" y="{y}" width="{pw}" height="{h}" fill="url(#idle)"/><text x="{tx}" y="{ty}" text-anchor="end">{l}</text>"##,
-                h = lane_h - 4.0,
-                tx = LEFT - 6.0,
-                ty = y + lane_h / 2.0 + 2.0,
-                l = escape(lane)
-            );
-        }
-        for b in &self.bars {
-            let y = TOP + lane_h * b.lane as f64;
-            let (x0, x1) = (px(b.start), px(b.end));
-            let _ = write!(
-                out,
-                r#"<rect x="{x0:.2}" y="{y}" width="{w:.2}" height="{h}" fill="{c}" stroke="white" stroke-width="0.5"><title>{l}: {s}–{e}</title></rect>"#,
-                w = (x1 - x0).max(0.5),
-                h = lane_h - 4.0,
-                c = colour(b.colour_key),
-                l = escape(&b.label),
-                s = short_number(b.start),
-                e = short_number(b.end)
-            );
-            if x1 - x0 > 7.0 * b.label.len() as f64 {
-                let _ = write!(
-                    out,
-                    r#"<text x="{cx:.1}" y="{ty}" text-anchor="middle" fill="white" font-size="11">{l}</text>"#,
-                    cx = (x0 + x1) / 2.0,
-                    ty = y + lane_h / 2.0 + 2.0,
-                    l = escape(&b.label)
-                );
-            }
-        }
-        for m in &self.marks {
-            let y = TOP + lane_h * m.lane as f64;
-            let _ = write!(
-                out,
-                r#"<path d="M{x:.1},{y} l-4,-6 h8 z" fill="black"><title>{l} at {t}</title></path>"#,
-                x = px(m.at),
-                l = escape(&m.label),
-                t = short_number(m.at)
-            );
-        }
-        let ty = TOP + lane_h * self.lanes.len() as f64;
-        for t in x.ticks() {
-            let _ = write!(
-                out,
-                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-                px(t),
-                ty + 14.0,
-                short_number(t)
-            );
-        }
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}" text-anchor="middle">{}</text></svg>"#,
-            LEFT + pw / 2.0,
-            height - 12.0,
-            escape(&self.time_label)
-        );
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,19 +348,6 @@ mod tests {
             log_y: false,
         };
         assert_eq!(c.to_svg().matches("<rect x=").count(), 2 + 1);
-    }
-
-    #[test]
-    fn gantt_draws_bars_and_marks() {
-        let g = Gantt {
-            title: "g".into(),
-            time_label: "ms".into(),
-            lanes: vec!["CPU0".into()],
-            bars: vec![GanttBar { lane: 0, start: 0.0, end: 5.0, label: "P1".into(), colour_key: 0 }],
-            marks: vec![GanttMark { lane: 0, at: 0.0, label: "P1 arrives".into() }],
-        };
-        let s = g.to_svg();
-        assert!(s.contains("P1 arrives") && s.contains("<title>P1: 0–5</title>"));
     }
 
     #[test]

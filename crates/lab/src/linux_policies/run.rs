@@ -91,7 +91,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
                 title,
                 file,
                 svg: gantt.to_svg(),
-                caption: "Per-CPU timeline from sched:sched_switch (numbers = child index; grey = other tasks).".into(),
+                caption: "Per-CPU timeline from sched:sched_switch (#n = child n, one colour each; grey = other tasks and the harness).".into(),
             });
         }
         let r = run.result;

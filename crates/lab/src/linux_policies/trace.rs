@@ -4,7 +4,7 @@
 //! `perf sched map`), with a count of the children's pre-emptions to set beside rusage.
 
 use schedlab_os::tracefs::{Instance, TraceFs, SCHED_EVENTS};
-use schedlab_report::svg::{Gantt, GanttBar};
+use schedlab_report::svg::{Gantt, GanttBar, GREY_KEY};
 use schedlab_trace::event::Switch;
 use schedlab_trace::{EventKind, Format};
 use serde::Serialize;
@@ -143,9 +143,9 @@ pub fn timeline(events: &[SwitchEvent], pids: &[i32], release_ns: u64, title: &s
             let drawn = pid != 0 && cut.is_none() && e.ts_ns > release_ns;
             if drawn {
                 let (label, key) = match index.get(&pid) {
-                    Some(&i) => (format!("#{i}"), 1 + i % 7),
-                    None if pid == harness => ("harness".to_string(), 0),
-                    None => (comm, 0),
+                    Some(&i) => (format!("#{i}"), i),
+                    None if pid == harness => ("harness".to_string(), GREY_KEY),
+                    None => (comm, GREY_KEY),
                 };
                 let ms = |t: u64| t.saturating_sub(release_ns) as f64 / 1e6;
                 gantt.bars.push(GanttBar {

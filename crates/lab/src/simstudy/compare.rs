@@ -10,8 +10,16 @@ use schedlab_sim::{Dur, Policy};
 use serde_json::{json, Value};
 
 /// `schedlab sim run` as a section: the side-by-side table, per-task tables when asked, a
-/// Gantt chart when slices were recorded, and the comparison document as results.
-pub fn section(w: &Workload, results: &[SimResult], cfg: &SimConfig, per_cpu: bool, per_task: bool) -> Section {
+/// Gantt chart when slices were recorded (of `window`, ns, when given), and the comparison
+/// document as results.
+pub fn section(
+    w: &Workload,
+    results: &[SimResult],
+    cfg: &SimConfig,
+    per_cpu: bool,
+    per_task: bool,
+    window: Option<(u64, u64)>,
+) -> Section {
     let mut s = Section::new("sim-run", "003", "Policies side by side");
     s.tables.push(comparison_table(results));
     if per_task {
@@ -21,7 +29,7 @@ pub fn section(w: &Workload, results: &[SimResult], cfg: &SimConfig, per_cpu: bo
         s.figures.push(Figure {
             title: "Gantt".into(),
             file: "gantt.svg".into(),
-            svg: gantt::chart(w, results, "Who ran where", None).to_svg(),
+            svg: gantt::chart(w, results, "Who ran where", window).to_svg(),
             caption: String::new(),
         });
     }

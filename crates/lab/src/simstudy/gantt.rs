@@ -2,17 +2,23 @@
 //! triangles = arrivals), and, for a single policy, one lane per task showing its I/O and lock
 //! waits.
 
-use schedlab_report::svg::{Gantt, GanttBar, GanttMark};
+use schedlab_report::svg::{Gantt, GanttBar, GanttMark, GREY_KEY};
 use schedlab_sim::engine::SimResult;
 use schedlab_sim::workload::Workload;
 
 /// At most this many task lanes are drawn (beyond it only the CPU lanes).
 const MAX_TASK_LANES: usize = 24;
 
-/// Build the chart; times in ms. `until` clips it (None = the whole run).
-pub fn chart(w: &Workload, results: &[SimResult], title: &str, until: Option<u64>) -> Gantt {
-    let end = until.unwrap_or(u64::MAX);
-    let mut g = Gantt { title: title.into(), time_label: "time (ms)".into(), ..Gantt::default() };
+/// Build the chart; times in ms. `window` (ns, from..to) shows only that span (None = the
+/// whole run).
+pub fn chart(w: &Workload, results: &[SimResult], title: &str, window: Option<(u64, u64)>) -> Gantt {
+    let end = window.map_or(u64::MAX, |(_, to)| to);
+    let mut g = Gantt {
+        title: title.into(),
+        time_label: "time (ms)".into(),
+        window: window.map(|(from, to)| (from as f64 / 1e6, to as f64 / 1e6)),
+        ..Gantt::default()
+    };
     for r in results {
         let base = g.lanes.len();
         for c in 0..r.cpus {
@@ -42,7 +48,7 @@ pub fn chart(w: &Workload, results: &[SimResult], title: &str, until: Option<u64
                 start: b.start as f64 / 1e6,
                 end: b.end.min(end) as f64 / 1e6,
                 label: b.what.clone(),
-                colour_key: 8, // grey: blocked, not running
+                colour_key: GREY_KEY, // blocked, not running
             });
         }
     }
@@ -50,7 +56,7 @@ pub fn chart(w: &Workload, results: &[SimResult], title: &str, until: Option<u64
 }
 
 fn short(policy: &str) -> String {
-    let s: String = policy.chars().take(18).collect();
+    let s: String = policy.chars().take(40).collect();
     if s.len() < policy.len() {
         format!("{s}…")
     } else {

@@ -179,7 +179,7 @@ pub fn gantt(run: &HostRun, window_s: f64) -> Gantt {
         time_label: "seconds since release".into(),
         lanes,
         bars,
-        marks: vec![],
+        ..Gantt::default()
     }
 }
 

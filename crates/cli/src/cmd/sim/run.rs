@@ -3,6 +3,7 @@
 use super::time_arg;
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
+use crate::units;
 use anyhow::{Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
 use schedlab_lab::simstudy::trace_out;
@@ -15,6 +16,7 @@ use schedlab_sim::workload::Workload;
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Run a workload under one or more policies and compare them side by side.
 ///
@@ -81,6 +83,9 @@ pub struct RunArgs {
     /// Write a Gantt chart (SVG) of every policy's run.
     #[arg(long, value_parser = crate::paths::writable_file)]
     gantt: Option<PathBuf>,
+    /// Draw only this span of the run in the Gantt chart, e.g. `--window 10ms..60ms`.
+    #[arg(long, value_name = "FROM..TO", value_parser = units::window, requires = "gantt")]
+    window: Option<(Duration, Duration)>,
     /// Write the runs as a Chrome Trace Event JSON file (open it in ui.perfetto.dev or
     /// chrome://tracing): one process per policy, a track per CPU and per task.
     #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
@@ -152,7 +157,8 @@ pub fn run(a: RunArgs) -> Result<()> {
         let doc = trace_event::document(&trace_out::timelines(&w, &results), "schedlab sim run");
         std::fs::write(path, serde_json::to_string(&doc)?).with_context(|| format!("writing {}", path.display()))?;
     }
-    let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks);
+    let window = a.window.map(|(from, to)| (from.as_nanos() as u64, to.as_nanos() as u64));
+    let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks, window);
     s.files.push(DataFile::text("workload.json", workload_json.clone()));
     s.parameters = json!({"workload": a.workload, "workload_sha256": sha256_hex(&workload_json), "generate": a.generate, "policies": a.policies, "cpus": cpus,
         "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
