@@ -28,7 +28,7 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Cmd {
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     WrrStudy(WrrArgs),
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
@@ -95,7 +95,7 @@ pub struct BenchArgs {
 /// Run `schedlab sim`.
 pub fn run(args: Args) -> Result<()> {
     match args.cmd {
-        Cmd::Run(a) => run::run(a),
+        Cmd::Run(a) => run::run(*a),
         Cmd::WrrStudy(a) => wrr_cmd(a),
         Cmd::Bench(a) => bench_cmd(a),
         Cmd::Policies => {
