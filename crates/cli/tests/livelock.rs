@@ -34,8 +34,9 @@ fn can_run_live() -> bool {
 #[test]
 fn bad_parameters_are_rejected_with_the_value_named() {
     let _serial = serial();
-    refused(&["livelock", "live", "--wait", "0"], "wait: 0");
-    refused(&["livelock", "live", "--wait", "-0.25"], "-0.25");
+    refused(&["livelock", "live", "--wait", "0s"], "wait: 0");
+    refused(&["livelock", "live", "--wait", "-0.25s"], "-0.25s");
+    refused(&["livelock", "live", "--wait", "0.001"], "no unit");
     refused(&["livelock", "kernel", "--perc-occup", "150"], "150");
     refused(&["livelock", "live", "--perc-occup", "-5"], "perc_occup: -5");
     refused(&["livelock", "apps", "--sz", "0"], "sz: 0");
@@ -180,7 +181,7 @@ fn three_separate_processes_like_the_seeds_terminals() {
         "--grace",
         "5s",
         "--wait",
-        "0.002",
+        "2ms",
         "--json",
     ];
     let spawn = |role: &str| {
@@ -227,7 +228,7 @@ fn ctrl_c_stops_every_role() {
             "--maxtime",
             "60s",
             "--wait",
-            "0.001",
+            "1ms",
             "--kernel-port",
             "47600",
             "--app-port",

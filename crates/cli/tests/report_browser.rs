@@ -484,7 +484,7 @@ fn gantt_labels_stay_inside_the_chart_and_it_has_a_legend() {
             "--policy",
             "rr:quantum=2ms",
             "--policy",
-            "prio-preempt:aging=5,quantum=2",
+            "prio-preempt:aging=5ms,quantum=2ms",
             "--gantt",
             svg.to_str().unwrap(),
             "--out",

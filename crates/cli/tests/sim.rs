@@ -34,7 +34,7 @@ fn run_json_has_the_textbook_numbers() {
             "--policy",
             "fcfs",
             "--policy",
-            "rr:quantum=4",
+            "rr:quantum=4ms",
             "--json",
             "--gantt",
             gantt.to_str().unwrap(),
@@ -68,7 +68,7 @@ fn human_table_marks_the_best() {
             "sim",
             "run",
             "--generate",
-            "poisson:n=50,rate=150,mean=5,bursts=2,io=3",
+            "poisson:n=50,rate=150,mean=5ms,bursts=2,io=3ms",
             "--cpus",
             "2",
             "--policy",
@@ -123,7 +123,7 @@ fn bad_policies_are_rejected_naming_the_field() {
     let d = tempfile::tempdir().unwrap();
     let w = write(d.path(), "w.json", CLASSIC);
     for (spec, field) in
-        [("bogus", "bogus"), ("rr:quantum=0", "quantum"), ("rr:slice=3", "slice"), ("mlfq:levels=0", "levels")]
+        [("bogus", "bogus"), ("rr:quantum=0ms", "quantum"), ("rr:slice=3ms", "slice"), ("mlfq:levels=0", "levels")]
     {
         let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "fcfs", "--policy", spec], d.path());
         let err = String::from_utf8_lossy(&o.stderr);
@@ -187,7 +187,7 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     }
     let d = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/sim/simpy_rr.py");
-    let args = ["sim", "bench", "--tasks", "2000", "--repeat", "2", "--policy", "rr:quantum=2", "--simpy"];
+    let args = ["sim", "bench", "--tasks", "2000", "--repeat", "2", "--policy", "rr:quantum=2ms", "--simpy"];
     let o = schedlab(&[&args[..], &["--simpy-script", script, "--json"]].concat(), d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -215,7 +215,7 @@ fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
             {"name":"dl","bursts":[10000],"class":"deadline","runtime":2,"deadline":10,"period":10},
             {"name":"hog","bursts":[10000]}]}"#,
     );
-    let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "linux", "--horizon", "1000", "--json"], d.path());
+    let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "linux", "--horizon", "1000ms", "--json"], d.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let tasks = doc["results"]["policies"][0]["tasks"].as_array().unwrap();
@@ -371,7 +371,7 @@ fn the_gantt_of_a_thousand_tasks_stays_small_and_a_window_narrows_it() {
     let d = tempfile::tempdir().unwrap();
     let (full, part) = (d.path().join("full.svg"), d.path().join("part.svg"));
     for (svg, window) in [(&full, None), (&part, Some("100ms..300ms"))] {
-        let mut args = vec!["sim", "run", "--generate", "poisson:n=1000,rate=150,mean=5,bursts=3,io=10,seed=2"];
+        let mut args = vec!["sim", "run", "--generate", "poisson:n=1000,rate=150,mean=5ms,bursts=3,io=10ms,seed=2"];
         args.extend(["--cpus", "2", "--policy", "rr", "--policy", "cfs", "--gantt", svg.to_str().unwrap()]);
         if let Some(w) = window {
             args.extend(["--window", w]);

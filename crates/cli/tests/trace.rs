@@ -56,7 +56,14 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
     let w = dir.path().join("w.json");
     ok(
         schedlab()
-            .args(["sim", "run", "--generate", "poisson:n=4,rate=20,mean=40,bursts=3,io=10,seed=7", "--policy", "fcfs"])
+            .args([
+                "sim",
+                "run",
+                "--generate",
+                "poisson:n=4,rate=20,mean=40ms,bursts=3,io=10ms,seed=7",
+                "--policy",
+                "fcfs",
+            ])
             .arg("--save-workload")
             .arg(&w)
             .arg("--out")

@@ -4,7 +4,7 @@
 //! best of `--repeat` runs, from the call to the returned result, for both output modes.
 //!
 //! `cargo run --release -p schedlab-sim --example bench -- [--repeat N] [--tasks N] [--tick MS] SPEC...`
-//! (default specs: `rr:quantum=2 cfs eevdf`).
+//! (default specs: `rr:quantum=2ms cfs eevdf`).
 
 use schedlab_sim::engine::{simulate, SimConfig};
 use schedlab_sim::generate;
@@ -27,7 +27,7 @@ fn main() {
         }
     }
     if specs.is_empty() {
-        specs = vec!["rr:quantum=2".into(), "cfs".into()];
+        specs = vec!["rr:quantum=2ms".into(), "cfs".into()];
     }
     let w = generate::poisson(tasks, 180.0, 5.0e6, 1, 0.0, 1, 1, 1);
     for spec in &specs {

@@ -1,5 +1,5 @@
 //! Seeded workload generators, from a spec like the policies':
-//! `poisson:n=1000,rate=100,mean=5,seed=1` — `n` tasks arriving as a Poisson process of `rate`
+//! `poisson:n=1000,rate=100,mean=5ms,seed=1` — `n` tasks arriving as a Poisson process of `rate`
 //! tasks per second, each with `bursts` CPU bursts (default 1) of exponential length with
 //! mean `mean` ms, separated by exponential I/O waits of mean `io` ms (default 0 = CPU-only),
 //! priorities uniform in `0..priorities` (default 1) and weights uniform in `1..=weights`
@@ -88,14 +88,14 @@ mod tests {
 
     #[test]
     fn seeded_and_shaped() {
-        let a = by_spec("poisson:n=2000,rate=100,mean=5,seed=7").unwrap();
-        let b = by_spec("poisson:n=2000,rate=100,mean=5,seed=7").unwrap();
+        let a = by_spec("poisson:n=2000,rate=100,mean=5ms,seed=7").unwrap();
+        let b = by_spec("poisson:n=2000,rate=100,mean=5ms,seed=7").unwrap();
         assert_eq!(a, b);
         let span = a.tasks.last().unwrap().arrival as f64 / 1e9;
         assert!((span - 20.0).abs() < 2.0, "2000 arrivals at 100/s span ~20 s, got {span}");
         let mean = a.tasks.iter().map(|t| t.bursts[0] as f64).sum::<f64>() / 2000.0 / 1e6;
         assert!((mean - 5.0).abs() < 0.5, "mean burst {mean} ms");
-        assert!(by_spec("poisson:n=10,bursts=3,io=2").unwrap().tasks.iter().all(|t| t.bursts.len() == 5));
+        assert!(by_spec("poisson:n=10,bursts=3,io=2ms").unwrap().tasks.iter().all(|t| t.bursts.len() == 5));
         assert_eq!(by_spec("poisson:n=0").unwrap_err().field, "n");
         assert_eq!(by_spec("poisson:zz=1").unwrap_err().field, "zz");
         assert_eq!(by_spec("weibull").unwrap_err().field, "generator");

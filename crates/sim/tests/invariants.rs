@@ -247,15 +247,15 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
 
 fn specs() -> Vec<String> {
     let mut v: Vec<String> = CATALOGUE.iter().map(|(s, _)| s.to_string()).collect();
-    v.push("mlq:queues=rr/quantum=2+srtf+fcfs".into());
-    v.push("prio-preempt:aging=5,quantum=3".into());
-    v.push("mlfq:levels=4,quantum=1,boost=20".into());
-    v.push("rr:quantum=0.5".into());
+    v.push("mlq:queues=rr/quantum=2ms+srtf+fcfs".into());
+    v.push("prio-preempt:aging=5ms,quantum=3ms".into());
+    v.push("mlfq:levels=4,quantum=1ms,boost=20ms".into());
+    v.push("rr:quantum=0.5ms".into());
     v.push("eevdf:run_to_parity=0,delay_dequeue=0,place_lag=0,place_deadline_initial=0".into());
-    v.push("eevdf:preempt_short=0,delay_zero=0,place_rel_deadline=0,wakeup_preemption=0,base_slice=0.3".into());
+    v.push("eevdf:preempt_short=0,delay_zero=0,place_rel_deadline=0,wakeup_preemption=0,base_slice=0.3ms".into());
     v.push("mlq:queues=eevdf+rr".into());
     // Short RT windows and RR slices, so that throttling happens within these short workloads.
-    v.push("linux:rt_runtime=20,rt_period=30,rr_quantum=2,run_to_parity=0".into());
+    v.push("linux:rt_runtime=20ms,rt_period=30ms,rr_quantum=2ms,run_to_parity=0".into());
     v
 }
 

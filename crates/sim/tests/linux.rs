@@ -174,20 +174,23 @@ fn fair_tasks_follow_eevdf_and_its_parameters() {
         TaskSpec { class: Some("batch".into()), ..TaskSpec::cpu("b", 0, 10_000 * MS) },
         TaskSpec { class: Some("idle".into()), ..TaskSpec::cpu("c", 0, 10_000 * MS) },
     ]);
-    assert_eq!(run(&w, "eevdf:base_slice=3", cfg.clone()).overall, run(&w, "linux:base_slice=3", cfg.clone()).overall);
-    assert_ne!(run(&w, "linux:base_slice=3", cfg.clone()).overall, run(&w, "linux", cfg).overall);
+    assert_eq!(
+        run(&w, "eevdf:base_slice=3ms", cfg.clone()).overall,
+        run(&w, "linux:base_slice=3ms", cfg.clone()).overall
+    );
+    assert_ne!(run(&w, "linux:base_slice=3ms", cfg.clone()).overall, run(&w, "linux", cfg).overall);
 }
 
 #[test]
 fn the_spec_names_what_differs_and_is_tick_driven() {
     assert_eq!(by_spec("linux").unwrap().name(), "linux");
-    assert_eq!(by_spec("linux:rr_quantum=100,rt_runtime=950").unwrap().name(), "linux");
+    assert_eq!(by_spec("linux:rr_quantum=100ms,rt_runtime=950ms").unwrap().name(), "linux");
     assert_eq!(
-        by_spec("linux:rr_quantum=10,rt_throttle=0,delay_dequeue=0").unwrap().name(),
-        "linux:rr_quantum=10,rt_throttle=0,delay_dequeue=0"
+        by_spec("linux:rr_quantum=10ms,rt_throttle=0,delay_dequeue=0").unwrap().name(),
+        "linux:rr_quantum=10ms,rt_throttle=0,delay_dequeue=0"
     );
-    assert_eq!(by_spec("linux:rt_runtime=1200").err().unwrap().field, "rt_runtime");
-    assert_eq!(by_spec("linux:latency=6").err().unwrap().field, "latency", "CFS's tunables are gone");
+    assert_eq!(by_spec("linux:rt_runtime=1200ms").err().unwrap().field, "rt_runtime");
+    assert_eq!(by_spec("linux:latency=6ms").err().unwrap().field, "latency", "CFS's tunables are gone");
     assert!(by_spec("linux").unwrap().tick_driven());
     assert!(!by_spec("cfs").unwrap().tick_driven());
 }

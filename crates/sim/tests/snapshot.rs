@@ -26,7 +26,9 @@
 //! 6.18's classes (deadline with CBS, FIFO/RR with Linux priorities, EEVDF, RT throttling); every
 //! other entry is unchanged. Then every entry moved once for a new field and nothing else: the
 //! results gained `quantum_expiries` (per task and overall); with the field left out of the
-//! serialized results every digest was still the old one.
+//! serialized results every digest was still the old one. And again for the policy names
+//! only: times in names carry their unit (`rr:quantum=4ms`, not `rr:quantum=4`); with the
+//! `policy` field blanked, the digests of the code before and after that change were equal.
 
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig};
 use schedlab_sim::policies::{by_spec, CATALOGUE};
@@ -115,7 +117,7 @@ fn digest(name: &str, wls: &[Workload]) -> u64 {
 
 fn workloads() -> Vec<Workload> {
     let mut wls = vec![schedlab_sim::generate::by_spec(
-        "poisson:n=200,rate=150,mean=4,bursts=3,io=6,priorities=4,weights=5,seed=3",
+        "poisson:n=200,rate=150,mean=4ms,bursts=3,io=6ms,priorities=4,weights=5,seed=3",
     )
     .unwrap()];
     wls.extend((0..24).map(|s| rich(s, 1 + (s % 3) as usize)));
@@ -125,7 +127,7 @@ fn workloads() -> Vec<Workload> {
 /// The pinned digest of every policy in `CATALOGUE`, by name.
 const DIGESTS: &[(&str, &str)] = &[
     ("fcfs", "0x98d9e5e829950c88"),
-    ("rr", "0xe79ee47121012180"),
+    ("rr", "0x323dbad8b9f3fbc"),
     ("cfs", "0x2b7c60b4c7bd4339"),
     ("wrr", "0xfa4324cc78196b45"),
     ("sjf", "0x307624179753f646"),
@@ -133,14 +135,14 @@ const DIGESTS: &[(&str, &str)] = &[
     ("prio", "0x2b5da64d6344a8d6"),
     ("prio-preempt", "0x55dbce107eef4945"),
     ("mlq", "0xd8ea7b9ab72a84cf"),
-    ("mlfq", "0xae5ef3c9bea33174"),
+    ("mlfq", "0x9202e196738c4490"),
     ("edf", "0xe825f0ff0584fe2"),
     ("rm", "0xef63d4c501f8b122"),
-    ("stride", "0xd5d74deb06fcd2b1"),
-    ("lottery", "0xe1218cda560591c5"),
+    ("stride", "0xf50a83a14c0b99b5"),
+    ("lottery", "0x20332cca5e1dc1f1"),
     ("solaris_ts", "0x7e87ebfd0ac8ca0f"),
-    ("windows", "0xeab0e01028d0d77d"),
-    ("freebsd", "0xc3d98a39f6cecf1d"),
+    ("windows", "0xf4d28543e971d139"),
+    ("freebsd", "0xc45333d264051c55"),
     ("linux", "0x84c9cb851a48a031"),
     ("eevdf", "0x13e42dd04d027ed7"),
 ];

@@ -41,7 +41,7 @@ fn fcfs_classic_average_waiting_is_17() {
 
 #[test]
 fn rr_quantum_4_classic_average_waiting_is_5_66() {
-    let r = run(&classic(), "rr:quantum=4");
+    let r = run(&classic(), "rr:quantum=4ms");
     assert_eq!(waits(&r), vec![6.0, 4.0, 7.0]);
     assert!((avg_wait_ms(&r) - 17.0 / 3.0).abs() < 1e-9);
     assert_eq!(r.tasks.iter().map(|t| t.finish.unwrap() / MS).collect::<Vec<_>>(), vec![30, 7, 10]);
@@ -169,7 +169,7 @@ fn wrr_slices_follow_weights() {
             TaskSpec { weight: 4, ..TaskSpec::cpu("w4", 0, 1000 * MS) },
         ],
     };
-    let mut p = by_spec("wrr:quantum=10").unwrap();
+    let mut p = by_spec("wrr:quantum=10ms").unwrap();
     let r = simulate(&w, p.as_mut(), &SimConfig { horizon: Some(500 * MS), ..SimConfig::default() });
     assert_eq!(r.tasks[0].cpu, 100 * MS);
     assert_eq!(r.tasks[1].cpu, 400 * MS);

@@ -179,7 +179,7 @@ mod tests {
         // B arrives at 1 ms with 2 ms CPU.
         // 0–2 A, 2–4 B (B done), 4–5 A (blocks until 9), 9–10 A (done).
         let w = Workload { cpus: Some(1), tasks: vec![task("A", 0, &[3, 4, 1]), task("B", 1, &[2])] };
-        let r = simulate(&w, &mut *by_spec("rr:quantum=2").unwrap(), &SimConfig::default());
+        let r = simulate(&w, &mut *by_spec("rr:quantum=2ms").unwrap(), &SimConfig::default());
         let tl = timeline_from_sim(&r, &w, &FromSimOptions { offset: 100, pids: Some(vec![7, 8]) });
         let ms = |x: u64| 100 + x * MS;
         let a = &tl.tasks[&7];

@@ -134,7 +134,7 @@ fn round_trip(policy: &str, ns: bool) {
 
 #[test]
 fn round_robin_round_trip_within_the_us_bound() {
-    round_trip("rr:quantum=1", false);
+    round_trip("rr:quantum=1ms", false);
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn linux_classes_round_trip_within_the_us_bound() {
 
 #[test]
 fn nanosecond_text_round_trips_exactly() {
-    for policy in ["rr:quantum=1", "cfs", "linux"] {
+    for policy in ["rr:quantum=1ms", "cfs", "linux"] {
         round_trip(policy, true);
     }
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 #[command(after_help = "\
 Examples:
   sudo schedlab trace record --cpus 1 -- schedlab workload bursts --ms 3,7 --repeat 100
-  schedlab sim run --generate poisson:n=4,rate=20,mean=50,bursts=3,io=10 --policy linux --save-workload w.json
+  schedlab sim run --generate poisson:n=4,rate=20,mean=50ms,bursts=3,io=10ms --policy linux --save-workload w.json
   sudo schedlab trace record --workload w.json --cpus 1
   schedlab trace import results/trace-record/<run>/trace.txt --meta results/trace-record/<run>/meta.json \\
       --tree <pid> --workload-out w.json

@@ -182,7 +182,7 @@ fn run_simpy_on(python: &str, script: &Path, csv: &Path, tasks: usize, quantum_n
     let s: SimpyOut = serde_json::from_str(&stdout).context("reading the SimPy script's JSON")?;
     Ok(Row {
         engine: "simpy".into(),
-        policy: format!("rr:quantum={}", quantum_ns as f64 / 1e6),
+        policy: format!("rr:quantum={}ms", quantum_ns as f64 / 1e6),
         output: "overall".into(),
         tasks,
         events: s.events,

@@ -33,7 +33,7 @@ pub fn textbook_cases() -> Vec<(&'static str, Workload, &'static str, f64)> {
     let prio = wl(&[("P1", 0, 10, 3), ("P2", 0, 1, 1), ("P3", 0, 2, 4), ("P4", 0, 1, 5), ("P5", 0, 5, 2)]);
     vec![
         ("P1=24, P2=3, P3=3", classic.clone(), "fcfs", 17.0),
-        ("P1=24, P2=3, P3=3", classic, "rr:quantum=4", 17.0 / 3.0),
+        ("P1=24, P2=3, P3=3", classic, "rr:quantum=4ms", 17.0 / 3.0),
         ("6, 8, 7, 3 at 0", sjf, "sjf", 7.0),
         ("(0,8) (1,4) (2,9) (3,5)", srtf, "srtf", 6.5),
         ("bursts 10,1,2,1,5 prio 3,1,4,5,2", prio, "prio", 8.2),
@@ -85,7 +85,7 @@ pub fn section(scale: Scale) -> Section {
     ));
 
     let classic = wl(&[("P1", 0, 10, 3), ("P2", 0, 1, 1), ("P3", 0, 2, 4), ("P4", 0, 1, 5), ("P5", 0, 5, 2)]);
-    let specs: Vec<String> = ["fcfs", "rr:quantum=2", "sjf", "srtf", "prio"].iter().map(|x| x.to_string()).collect();
+    let specs: Vec<String> = ["fcfs", "rr:quantum=2ms", "sjf", "srtf", "prio"].iter().map(|x| x.to_string()).collect();
     let rs = compare::run_all(&classic, &specs, &SimConfig::default(), false, TickChoice::NONE).expect("known specs");
     s.figures.push(Figure {
         title: "Five processes under five algorithms".into(),
@@ -98,8 +98,8 @@ pub fn section(scale: Scale) -> Section {
     let cfg = SimConfig { cpus: 2, switch_cost: 10_000, record_slices: false, ..SimConfig::default() };
     let specs: Vec<String> = CATALOGUE.iter().map(|(sp, _)| sp.to_string()).collect();
     let mut results = compare::run_all(&w, &specs, &cfg, false, LINUX_TICK).expect("catalogue specs parse");
-    let per_cpu =
-        compare::run_all(&w, &["rr:quantum=4".to_string(), "cfs".to_string()], &cfg, true, LINUX_TICK).expect("known");
+    let per_cpu = compare::run_all(&w, &["rr:quantum=4ms".to_string(), "cfs".to_string()], &cfg, true, LINUX_TICK)
+        .expect("known");
     results.extend(per_cpu);
     let mut table = compare::comparison_table(&results);
     table.title = format!(
@@ -178,7 +178,7 @@ fn solaris_check() -> (Verdict, Table) {
     }
     let w = Workload { cpus: Some(1), tasks };
     let specs: Vec<String> =
-        ["solaris_ts", "rr:quantum=20", "rr:quantum=120", "fcfs"].iter().map(|x| x.to_string()).collect();
+        ["solaris_ts", "rr:quantum=20ms", "rr:quantum=120ms", "fcfs"].iter().map(|x| x.to_string()).collect();
     let rs = compare::run_all(&w, &specs, &SimConfig::default(), false, TickChoice::NONE).expect("known specs");
     let mean = |r: &SimResult, pre: &str, f: &dyn Fn(&schedlab_sim::engine::TaskResult) -> f64| {
         let v: Vec<f64> = r.tasks.iter().filter(|t| t.name.starts_with(pre)).map(f).collect();
@@ -209,7 +209,7 @@ fn solaris_check() -> (Verdict, Table) {
         "Solaris TS: small frequent tasks wait less, and CPU-bound tasks are interrupted less often",
         held,
         format!(
-            "interactive waiting {:.2} ms vs {:.2} ms under rr:quantum=120; hog switches {:.1} vs {:.1} under rr:quantum=20",
+            "interactive waiting {:.2} ms vs {:.2} ms under rr:quantum=120ms; hog switches {:.1} vs {:.1} under rr:quantum=20ms",
             sol.0, rr120.0, sol.1, rr20.1
         ),
     );

@@ -46,8 +46,10 @@ pub fn section(
 
 /// Every policy spec the simulator knows, with its defaults (`schedlab sim policies`).
 pub fn catalogue_table() -> Table {
-    let mut t =
-        Table::new("Policy specs (name:key=value,...; times in ms unless suffixed)", &["spec (defaults)", "what"]);
+    let mut t = Table::new(
+        "Policy specs (name:key=value,...; times with their unit: 4ms, 500us, 1s)",
+        &["spec (defaults)", "what"],
+    );
     for (s, d) in schedlab_sim::policies::CATALOGUE {
         t.row(vec![s.to_string(), d.to_string()]);
     }
@@ -316,7 +318,7 @@ mod tests {
                 TaskSpec::cpu("P3", 0, 3_000_000),
             ],
         };
-        let rs = run_all(&w, &["fcfs".into(), "rr:quantum=4".into()], &SimConfig::default(), false, TickChoice::NONE)
+        let rs = run_all(&w, &["fcfs".into(), "rr:quantum=4ms".into()], &SimConfig::default(), false, TickChoice::NONE)
             .unwrap();
         let t = comparison_table(&rs);
         assert_eq!(t.rows[0][1], "17.000");
@@ -336,12 +338,12 @@ mod tests {
         assert_eq!(doc["policies"][1]["tasks"][1]["waiting"], 4.0);
         assert_eq!(for_host("eevdf", 4, Some(1000), None), "eevdf:cpus=4,hz=1000");
         assert_eq!(
-            for_host("linux:rr_quantum=10", 2, Some(250), Some(700_000)),
-            "linux:rr_quantum=10,cpus=2,hz=250,base_slice=700us"
+            for_host("linux:rr_quantum=10ms", 2, Some(250), Some(700_000)),
+            "linux:rr_quantum=10ms,cpus=2,hz=250,base_slice=700us"
         );
         assert_eq!(for_host("eevdf:cpus=8,hz=100", 2, Some(250), None), "eevdf:cpus=8,hz=100");
-        assert_eq!(for_host("rr:quantum=4", 2, Some(250), None), "rr:quantum=4");
-        assert!(run_all(&w, &["fcfs".into(), "rr:quantum=0".into()], &SimConfig::default(), false, TickChoice::NONE)
+        assert_eq!(for_host("rr:quantum=4ms", 2, Some(250), None), "rr:quantum=4ms");
+        assert!(run_all(&w, &["fcfs".into(), "rr:quantum=0ms".into()], &SimConfig::default(), false, TickChoice::NONE)
             .is_err());
     }
 }

@@ -132,13 +132,17 @@ pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_sl
     let tick = if exact_slices { None } else { host_tick };
     let factor = 1.0 + (cpus.clamp(1, 8) as f64).log2().floor();
     let linux = crate::simstudy::compare::for_host("linux", cpus, hz, base_slice_ns);
-    let cfs =
-        format!("cfs:latency={},min_granularity={},wakeup_granularity={}", 6.0 * factor, 0.75 * factor, 1.0 * factor);
+    let cfs = format!(
+        "cfs:latency={}ms,min_granularity={}ms,wakeup_granularity={}ms",
+        6.0 * factor,
+        0.75 * factor,
+        1.0 * factor
+    );
     let quantum_ms = host_tick.unwrap_or(4_000_000) as f64 / 1e6;
     vec![
         Model::new("linux", linux, tick),
         Model::new("cfs", cfs, tick),
-        Model::new("rr", format!("rr:quantum={quantum_ms}"), None),
+        Model::new("rr", format!("rr:quantum={quantum_ms}ms"), None),
     ]
 }
 
@@ -176,7 +180,7 @@ mod tests {
         let mut sleeper = TaskSpec::cpu("sleeper", 0, 0);
         sleeper.bursts = vec![2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS];
         let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("hog", 0, 1_000 * MS), sleeper] };
-        let mut rr = by_spec("rr:quantum=4").unwrap();
+        let mut rr = by_spec("rr:quantum=4ms").unwrap();
         let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
         let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
         let (tl, _) = Timeline::from_text(&text, None);
@@ -213,7 +217,7 @@ mod tests {
         let r = workload(&live);
         let window =
             schedlab_trace::CompareOptions { start: 10 * MS, end: tl.end, cpus: Some(1), pids: Some(live.pids()) };
-        let model = Model::new("rr", "rr:quantum=4".into(), None);
+        let model = Model::new("rr", "rr:quantum=4ms".into(), None);
         let sim = timeline(&r, &live, &simulate_under(&r, &model).unwrap());
         let c = schedlab_trace::compare(&tl, &sim, &window);
         assert!(c.same_task > 0.999, "same task {:.4}", c.same_task);
@@ -234,11 +238,11 @@ mod tests {
         let m = models(2, Some(250), None, false);
         assert_eq!(m[0].spec, "linux:cpus=2,hz=250");
         assert_eq!((m[0].tick, m[1].tick), (Some(4 * MS), Some(4 * MS)));
-        assert_eq!(m[1].spec, "cfs:latency=12,min_granularity=1.5,wakeup_granularity=2");
-        assert_eq!((m[2].spec.as_str(), m[2].tick), ("rr:quantum=4", None));
+        assert_eq!(m[1].spec, "cfs:latency=12ms,min_granularity=1.5ms,wakeup_granularity=2ms");
+        assert_eq!((m[2].spec.as_str(), m[2].tick), ("rr:quantum=4ms", None));
         assert_eq!(m.len(), 3);
         let exact = models(1, Some(1000), None, true);
-        assert_eq!(exact[1].spec, "cfs:latency=6,min_granularity=0.75,wakeup_granularity=1");
-        assert_eq!((exact[0].tick, exact[1].tick, exact[2].spec.as_str()), (None, None, "rr:quantum=1"));
+        assert_eq!(exact[1].spec, "cfs:latency=6ms,min_granularity=0.75ms,wakeup_granularity=1ms");
+        assert_eq!((exact[0].tick, exact[1].tick, exact[2].spec.as_str()), (None, None, "rr:quantum=1ms"));
     }
 }

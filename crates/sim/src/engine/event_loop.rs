@@ -1080,7 +1080,7 @@ mod tests {
         };
         let lean_cfg = SimConfig { record_slices: false, ..SimConfig::default() };
         let general_cfg = SimConfig { check_invariants: true, ..lean_cfg.clone() };
-        for spec in ["fcfs", "rr:quantum=2", "sjf"] {
+        for spec in ["fcfs", "rr:quantum=2ms", "sjf"] {
             let run = |cfg: &SimConfig| simulate(&w, by_spec(spec).unwrap().as_mut(), cfg);
             assert_eq!(run(&lean_cfg), run(&general_cfg), "{spec}: the engines agree");
             LEAN_FINISHES_LATE.with(|b| b.set(true));

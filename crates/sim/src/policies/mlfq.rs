@@ -72,7 +72,7 @@ impl Policy for Mlfq {
             "mlfq:levels={},quantum={},boost={}",
             self.levels.len(),
             ms(self.quantum),
-            self.boost.map_or("0".into(), ms)
+            self.boost.map_or("0ms".into(), ms)
         )
     }
 

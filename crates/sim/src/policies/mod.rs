@@ -1,5 +1,5 @@
 //! One file per scheduling policy, as in Linux's kernel/sched/ (fair.c, rt.c, deadline.c), and
-//! [`by_spec`] to build one from a spec string such as `rr:quantum=4`.
+//! [`by_spec`] to build one from a spec string such as `rr:quantum=4ms`.
 
 pub mod cfs;
 pub mod common;
@@ -47,44 +47,44 @@ use crate::policy::Policy;
 /// The policy names `by_spec` knows, with their parameters (times in ms), for `--help`.
 pub const CATALOGUE: &[(&str, &str)] = &[
     ("fcfs", "first come, first served; no pre-emption"),
-    ("rr:quantum=4", "round robin; quantum (default 4)"),
-    ("cfs:latency=6,min_granularity=0.75,wakeup_granularity=1", "Linux CFS with the nice-to-weight table"),
-    ("wrr:quantum=10", "weighted round robin; slice = quantum × weight (seed 004)"),
+    ("rr:quantum=4ms", "round robin; quantum (default 4)"),
+    ("cfs:latency=6ms,min_granularity=0.75ms,wakeup_granularity=1ms", "Linux CFS with the nice-to-weight table"),
+    ("wrr:quantum=10ms", "weighted round robin; slice = quantum × weight (seed 004)"),
     ("sjf", "shortest job (next CPU burst) first; no pre-emption"),
     ("srtf", "shortest remaining time first; pre-emptive"),
     ("prio", "priority (lower number = higher); no pre-emption"),
     (
-        "prio-preempt:aging=0,quantum=0",
+        "prio-preempt:aging=0ms,quantum=0ms",
         "pre-emptive priority; aging = ms waited per level gained (0 = off); quantum = RR among equals (0 = off)",
     ),
     (
         "mlq:queues=fcfs+prio",
-        "multilevel queue; sub-policies by '+', their params with '/' (rr/quantum=8); queue = class number or priority",
+        "multilevel queue; sub-policies by '+', their params with '/' (rr/quantum=8ms); queue = class number or priority",
     ),
     (
-        "mlfq:levels=3,quantum=8,boost=1000",
+        "mlfq:levels=3,quantum=8ms,boost=1000ms",
         "multilevel feedback queue; quantum doubles per level; boost period (0 = off)",
     ),
     ("edf", "earliest deadline first; pre-emptive"),
     ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
-    ("stride:quantum=10", "stride scheduling; pass += stride (∝ 1/weight)"),
-    ("lottery:quantum=10,seed=1", "lottery scheduling with weight tickets; seeded"),
+    ("stride:quantum=10ms", "stride scheduling; pass += stride (∝ 1/weight)"),
+    ("lottery:quantum=10ms,seed=1", "lottery scheduling with weight tickets; seeded"),
     ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
-    ("windows:quantum=30,boost=2,starvation=4000", "Windows boost-and-decay model"),
-    ("freebsd:slice=100", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
+    ("windows:quantum=30ms,boost=2,starvation=4000ms", "Windows boost-and-decay model"),
+    ("freebsd:slice=100ms", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
     (
-        "linux:rr_quantum=100,rt_runtime=950,rt_period=1000,rt_throttle=1",
+        "linux:rr_quantum=100ms,rt_runtime=950ms,rt_period=1000ms,rt_throttle=1",
         "Linux 6.18 by task class: deadline (EDF + CBS: runtime, deadline, period) > fifo/rr (priority 1-99, \
          higher wins) > fair (EEVDF, as eevdf: other, batch, idle); RT throttling; eevdf's parameters too",
     ),
     (
-        "eevdf:base_slice=1.4,run_to_parity=1,place_lag=1,place_deadline_initial=1,preempt_short=1,delay_dequeue=1,delay_zero=1",
+        "eevdf:base_slice=1.4ms,run_to_parity=1,place_lag=1,place_deadline_initial=1,preempt_short=1,delay_dequeue=1,delay_zero=1",
         "Linux 6.18 fair class (EEVDF): nice weights, lag, eligible earliest virtual deadline; runtime = custom slice; \
          class batch/idle = SCHED_BATCH/SCHED_IDLE",
     ),
 ];
 
-/// Build a policy from a spec: `name` or `name:key=value,...` (times in ms unless suffixed).
+/// Build a policy from a spec: `name` or `name:key=value,...` (times with their unit).
 pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
     let mut p = Params::parse(spec)?;
     let policy: Box<dyn Policy> = match p.name.as_str() {
@@ -106,7 +106,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
             let quantum = p.time("quantum", 8.0)?;
             let boost = match p.string("boost") {
                 None => Some(1_000_000_000),
-                Some(v) => spec::parse_time(&v).ok_or_else(|| p.error("boost", format!("`{v}` is not a time")))?.into(),
+                Some(v) => spec::parse_time(&v).map_err(|e| p.error("boost", e))?.into(),
             }
             .filter(|&b| b > 0);
             Box::new(Mlfq::new(levels, quantum, boost))
@@ -171,12 +171,12 @@ mod tests {
 
     #[test]
     fn specs_parse_and_bad_ones_name_the_field() {
-        assert_eq!(by_spec("rr:quantum=4").unwrap().name(), "rr:quantum=4");
-        assert_eq!(by_spec("rr:quantum=500us").unwrap().name(), "rr:quantum=0.5");
+        assert_eq!(by_spec("rr:quantum=4ms").unwrap().name(), "rr:quantum=4ms");
+        assert_eq!(by_spec("rr:quantum=500us").unwrap().name(), "rr:quantum=0.5ms");
         assert_eq!(by_spec("fcfs").unwrap().name(), "fcfs");
         assert_eq!(by_spec("cfs").unwrap().name(), "cfs");
-        assert!(by_spec("wrr:quantum=10").unwrap().name().starts_with("wrr"));
-        let e = by_spec("rr:quantum=0").err().unwrap();
+        assert!(by_spec("wrr:quantum=10ms").unwrap().name().starts_with("wrr"));
+        let e = by_spec("rr:quantum=0ms").err().unwrap();
         assert_eq!(e.field, "quantum");
         assert!(e.to_string().contains("> 0"));
         assert_eq!(by_spec("rr:quantom=3").err().unwrap().field, "quantom");
@@ -184,8 +184,8 @@ mod tests {
         assert!(by_spec("bogus").err().unwrap().to_string().contains("bogus"));
         assert_eq!(by_spec("rr:quantum=x").err().unwrap().field, "quantum");
         assert_eq!(by_spec("rr:quantum=-1").err().unwrap().field, "quantum");
-        assert_eq!(by_spec("mlq:queues=rr/quantum=0+fcfs").err().unwrap().field, "queues");
-        assert_eq!(by_spec("mlq:queues=rr/quantum=8+fcfs").unwrap().name(), "mlq:queues=rr/quantum=8+fcfs");
+        assert_eq!(by_spec("mlq:queues=rr/quantum=0ms+fcfs").err().unwrap().field, "queues");
+        assert_eq!(by_spec("mlq:queues=rr/quantum=8ms+fcfs").unwrap().name(), "mlq:queues=rr/quantum=8ms+fcfs");
         for (spec, _) in CATALOGUE {
             by_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         }

@@ -1,6 +1,8 @@
-//! Policy specs: `name` or `name:key=value,key=value` (e.g. `rr:quantum=4`). Times are in
-//! milliseconds unless suffixed (`500us`, `2ms`, `1s`, `100ns`). Every key must be known to the
-//! policy and every time a policy uses as a quantum must be > 0; errors name the offending key.
+//! Policy specs: `name` or `name:key=value,key=value` (e.g. `rr:quantum=4ms`). Times carry
+//! their unit (`100ns`, `500us`, `2ms`, `1s`): a bare number is refused with the hint, as
+//! everywhere on schedlab's command line (only workload files state their unit, ms, once for
+//! all). Every key must be known to the policy and every time a policy uses as a quantum must be
+//! > 0; errors name the offending key.
 
 use crate::policy::Dur;
 use std::fmt;
@@ -68,13 +70,12 @@ impl Params {
         Some(item.1.clone())
     }
 
-    /// A positive duration (default unit ms).
+    /// A positive duration.
     pub fn time(&mut self, key: &str, default_ms: f64) -> Result<Dur, SpecError> {
         match self.take(key) {
             None => Ok((default_ms * 1e6).round() as Dur),
             Some(v) => {
-                let d = parse_time(&v)
-                    .ok_or_else(|| self.error(key, format!("`{v}` is not a time (e.g. 4, 4ms, 500us)")))?;
+                let d = parse_time(&v).map_err(|e| self.error(key, e))?;
                 if d == 0 {
                     return Err(self.error(key, "must be > 0"));
                 }
@@ -88,8 +89,7 @@ impl Params {
         match self.take(key) {
             None => Ok(None),
             Some(v) => {
-                let d = parse_time(&v)
-                    .ok_or_else(|| self.error(key, format!("`{v}` is not a time (e.g. 4, 4ms, 500us)")))?;
+                let d = parse_time(&v).map_err(|e| self.error(key, e))?;
                 Ok((d > 0).then_some(d))
             }
         }
@@ -123,28 +123,30 @@ impl Params {
     }
 }
 
-/// `4` (ms), `4.5ms`, `500us`, `100ns`, `2s` → ns.
-pub fn parse_time(s: &str) -> Option<Dur> {
+/// `4.5ms`, `500us`, `100ns`, `2s` → ns. A bare number is refused, naming the unit to add.
+pub fn parse_time(s: &str) -> Result<Dur, String> {
     let s = s.trim();
     let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
         (n, 1.0)
-    } else if let Some(n) = s.strip_suffix("us") {
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
         (n, 1e3)
     } else if let Some(n) = s.strip_suffix("ms") {
         (n, 1e6)
     } else if let Some(n) = s.strip_suffix('s') {
         (n, 1e9)
+    } else if s.parse::<f64>().is_ok() {
+        return Err(format!("`{s}` has no unit: write {s}ms (or us, ns, s)"));
     } else {
-        (s, 1e6)
+        return Err(format!("`{s}` is not a time like 4ms, 500us or 1.5s"));
     };
-    let v: f64 = num.trim().parse().ok()?;
+    let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a time like 4ms, 500us or 1.5s"))?;
     if !v.is_finite() || v < 0.0 || v * mult > 1e18 {
-        return None;
+        return Err(format!("`{s}` is out of range (0 to 1e18 ns)"));
     }
-    Some((v * mult).round() as Dur)
+    Ok((v * mult).round() as Dur)
 }
 
-/// Format ns as ms for policy names (`4`, `0.5`).
+/// Format ns as ms for policy names (`4ms`, `0.5ms`), a spelling the spec parser reads back.
 pub fn ms(d: Dur) -> String {
-    format!("{}", d as f64 / 1e6)
+    format!("{}ms", d as f64 / 1e6)
 }

@@ -15,7 +15,7 @@ pub struct Weighted {
 
 impl SliceRule for Weighted {
     fn name(quantum: Dur) -> String {
-        format!("wrr:quantum={}ms", ms(quantum))
+        format!("wrr:quantum={}", ms(quantum))
     }
 
     fn note(&mut self, task: &TaskView, quantum: Dur) {
@@ -47,7 +47,7 @@ mod tests {
     #[test]
     fn weighted_slices_scale_with_weight_and_rotate() {
         let mut p = WeightedRoundRobin::new(10 * MS);
-        assert!(p.name().starts_with("wrr:quantum=10"));
+        assert!(p.name().starts_with("wrr:quantum=10ms"));
         p.enqueue(&weighted(0, 1), EnqueueReason::New, 0);
         p.enqueue(&weighted(1, 20), EnqueueReason::New, 0);
         p.enqueue(&weighted(2, 0), EnqueueReason::New, 0);

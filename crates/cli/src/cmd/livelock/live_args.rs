@@ -45,21 +45,22 @@ pub struct LiveArgs {
     /// Arrival process of each device: constant, poisson, normal, peaks, ramp.
     #[arg(long, default_value = "constant")]
     fun: Fun,
-    /// Seconds between sends of one device (constant; peaks' on-phase; ramp's shortest gap). > 0.
-    #[arg(long, default_value_t = 0.001, allow_negative_numbers = true)]
-    wait: f64,
+    /// Time between sends of one device (constant; peaks' on-phase; ramp's shortest gap), e.g.
+    /// 1ms or 10us. > 0.
+    #[arg(long, default_value = "1ms", value_parser = units::duration, allow_hyphen_values = true)]
+    wait: Duration,
     /// Poisson rate of one device, packets per second.
     #[arg(long, default_value_t = 1000.0, allow_negative_numbers = true)]
     lambda: f64,
-    /// Mean gap of the normal process, seconds.
-    #[arg(long, default_value_t = 0.001, allow_negative_numbers = true)]
-    mu: f64,
+    /// Mean gap of the normal process, e.g. 1ms.
+    #[arg(long, default_value = "1ms", value_parser = units::duration, allow_hyphen_values = true)]
+    mu: Duration,
     /// Variance of the normal gap, seconds².
     #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
     var: f64,
-    /// Half-cycle of peaks (on, then off) and ramp (up, then down), seconds.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    inc: f64,
+    /// Half-cycle of peaks (on, then off) and ramp (up, then down), e.g. 500ms.
+    #[arg(long, default_value = "500ms", value_parser = units::duration, allow_hyphen_values = true)]
+    inc: Duration,
     /// Number of devices (and apps).
     #[arg(long, default_value_t = 3)]
     dev: usize,
@@ -123,11 +124,11 @@ impl LiveArgs {
             dev: self.dev,
             arrival: ArrivalParams {
                 fun: self.fun,
-                wait: self.wait,
+                wait: self.wait.as_secs_f64(),
                 lambda: self.lambda,
-                mu: self.mu,
+                mu: self.mu.as_secs_f64(),
                 var: self.var,
-                inc: self.inc,
+                inc: self.inc.as_secs_f64(),
             },
             seed: self.seed,
             maxtime: self.maxtime,

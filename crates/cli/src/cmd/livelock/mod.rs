@@ -40,12 +40,12 @@ seed's: interrupts until the buffer is full, then polling down to --perc-occup %
 paper's fix: interrupt only schedules polling, quota per poll, queue feedback).
 
 Examples:
-  sudo schedlab livelock live --strategy interrupt --wait 1e-5 --maxtime 3s
+  sudo schedlab livelock live --strategy interrupt --wait 10us --maxtime 3s
   sudo schedlab livelock sweep --quick
   schedlab livelock sweep --quick --mode model --json
   schedlab livelock model --preset mogul96 --strategy napi --quota 5 --input-pps 10000
   (three terminals, in this order) schedlab livelock apps; sudo schedlab livelock kernel;
-  schedlab livelock device --wait 0.0005";
+  schedlab livelock device --wait 500us";
 
 #[derive(Subcommand)]
 enum Cmd {

@@ -14,12 +14,14 @@ use std::path::PathBuf;
 
 /// Simulate CPU scheduling policies on a workload, side by side.
 ///
-/// Times are in milliseconds unless suffixed (`500us`, `2ms`, `1s`). Priorities: a LOWER number
-/// is a HIGHER priority (0 beats 3), in workload files and in every policy.
+/// Times on the command line and in policy specs carry their unit (`500us`, `2ms`, `1s`);
+/// workload files give them in milliseconds. Priorities: a LOWER number is a HIGHER priority
+/// (0 beats 3), in workload files and in every policy.
 #[derive(clap::Args)]
-#[command(after_help = "Times are in milliseconds unless suffixed (500us, 2ms, 1s). Priorities: a LOWER number is a \
+#[command(after_help = "Times on the command line and in policy specs carry their unit (500us, 2ms, 1s); workload \
+files give them in milliseconds. Priorities: a LOWER number is a \
 HIGHER priority (0 beats 3), in workload files and in every policy.\n\nExamples:\n  \
-schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4 --gantt g.svg\n  \
+schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4ms --gantt g.svg\n  \
 schedlab sim wrr-study\n  schedlab sim bench --simpy")]
 pub struct Args {
     #[command(subcommand)]
@@ -49,11 +51,11 @@ pub struct WrrArgs {
     /// Seed for sampling orders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Base quantum (slice = quantum × weight).
-    #[arg(long, default_value = "10")]
+    /// Base quantum (slice = quantum × weight), e.g. 10ms.
+    #[arg(long, default_value = "10ms")]
     quantum: String,
-    /// Context-switch cost.
-    #[arg(long, default_value = "0")]
+    /// Context-switch cost, e.g. 50us.
+    #[arg(long, default_value = "0ms")]
     switch_cost: String,
     #[command(flatten)]
     output: OutputArgs,
@@ -71,7 +73,7 @@ pub struct BenchArgs {
     /// Number of tasks.
     #[arg(long, default_value_t = 100_000)]
     tasks: usize,
-    /// Policies to time (default: rr:quantum=2 and cfs).
+    /// Policies to time (default: rr:quantum=2ms and cfs).
     #[arg(long = "policy")]
     policies: Vec<String>,
     /// Repeats per policy (and of the SimPy model); the best time is kept.
@@ -106,7 +108,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 pub(super) fn time_arg(flag: &str, v: &str) -> Result<u64> {
-    parse_time(v).with_context(|| format!("--{flag} `{v}` is not a time (e.g. 0.01, 10us, 2ms)"))
+    parse_time(v).map_err(|e| schedlab_os::usage::UsageError(format!("--{flag}: {e}")).into())
 }
 
 fn wrr_cmd(a: WrrArgs) -> Result<()> {
@@ -127,11 +129,11 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         schedlab_os::bail_usage!("--tasks must be ≥ 1");
     }
     let specs =
-        if a.policies.is_empty() { vec!["rr:quantum=2".to_string(), "cfs".to_string()] } else { a.policies.clone() };
+        if a.policies.is_empty() { vec!["rr:quantum=2ms".to_string(), "cfs".to_string()] } else { a.policies.clone() };
     compare::check_specs(&specs).context("--policy").or_usage()?;
     let rr_quantum = specs.iter().find_map(|s| {
         let p = schedlab_sim::policies::Params::parse(s).ok()?;
-        (p.name == "rr").then(|| s.split("quantum=").nth(1).and_then(parse_time).unwrap_or(4_000_000))
+        (p.name == "rr").then(|| s.split("quantum=").nth(1).and_then(|q| parse_time(q).ok()).unwrap_or(4_000_000))
     });
     if a.simpy && rr_quantum.is_none() {
         schedlab_os::bail_usage!("--simpy compares round robin: include an rr policy");

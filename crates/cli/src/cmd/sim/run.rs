@@ -30,8 +30,8 @@ use std::time::Duration;
 /// for the whole of that CPU burst).
 ///
 /// Examples:
-///   schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4 --gantt g.svg
-///   schedlab sim run --generate poisson:n=1000,rate=150,mean=5 --cpus 2 --policy cfs --policy srtf
+///   schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4ms --gantt g.svg
+///   schedlab sim run --generate poisson:n=1000,rate=150,mean=5ms --cpus 2 --policy cfs --policy srtf
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
@@ -39,8 +39,8 @@ pub struct RunArgs {
     /// copy (workload.json) and results.json its SHA-256.
     #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
     workload: Option<PathBuf>,
-    /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5,seed=1`
-    /// (also: bursts=N CPU bursts per task, io=MS mean I/O between them, priorities=K, weights=K).
+    /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5ms,seed=1`
+    /// (also: bursts=N CPU bursts per task, io=TIME mean I/O between them, priorities=K, weights=K).
     #[arg(long)]
     generate: Option<String>,
     /// A policy spec; repeat to compare several (see `schedlab sim policies`).
@@ -58,17 +58,17 @@ pub struct RunArgs {
     /// The tick as a frequency: --hz 250 is --tick 4ms.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     hz: Option<u32>,
-    /// Context-switch cost, paid when a CPU switches to a different task (default 0).
-    #[arg(long, default_value = "0")]
+    /// Context-switch cost, paid when a CPU switches to a different task (e.g. 50us).
+    #[arg(long, default_value = "0ms")]
     switch_cost: String,
     /// How long wake-ups take to act, up to five values: a timer wake-up onto an idle CPU (the
     /// task starts that much later), one that pre-empts (the running task runs on that much),
     /// a task's wake-up of a task that pre-empts it, a task's wake-up onto another idle CPU,
     /// and onto another CPU whose task it pre-empts (e.g. `8us,6us,3us,50us,20us`; one value
-    /// for all; missing ones are 0). `schedlab validate` measures this machine's (default 0).
-    #[arg(long, value_name = "IDLE[,PREEMPT[,TASK[,REMOTE_IDLE[,REMOTE_PREEMPT]]]]", default_value = "0")]
+    /// for all; missing ones are 0). `schedlab validate` measures this machine's.
+    #[arg(long, value_name = "IDLE[,PREEMPT[,TASK[,REMOTE_IDLE[,REMOTE_PREEMPT]]]]", default_value = "0us")]
     wake_delay: String,
-    /// Stop at this virtual time (unfinished tasks show no finish).
+    /// Stop at this virtual time, e.g. 2s (unfinished tasks show no finish).
     #[arg(long)]
     horizon: Option<String>,
     /// One run queue per CPU (with wake-up placement and idle pulling) instead of one global queue.

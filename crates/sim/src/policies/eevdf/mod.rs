@@ -97,7 +97,7 @@ pub const PARAMS_HELP: &str = "base_slice (ms, default 0.7 × (1 + ilog2(min(cpu
      the lag clamp), run_to_parity, place_lag, place_deadline_initial, place_rel_deadline, preempt_short, \
      delay_dequeue, delay_zero, wakeup_preemption (1 = on, the default; 0 = off)";
 
-/// Features from a spec's parameters (`eevdf:base_slice=1.4,run_to_parity=0,...`).
+/// Features from a spec's parameters (`eevdf:base_slice=1.4ms,run_to_parity=0,...`).
 pub fn features(p: &mut Params) -> Result<Features, SpecError> {
     let cpus = p.uint("cpus", 2, 1, 4096)? as usize;
     let hz = p.uint("hz", 250, 1, 100_000)?;

@@ -355,9 +355,9 @@ fn batch_wakees_do_not_preempt_and_idle_tasks_yield_to_others() {
 fn the_spec_names_only_what_differs_from_6_18() {
     use crate::policies::by_spec;
     assert_eq!(by_spec("eevdf").unwrap().name(), "eevdf");
-    assert_eq!(by_spec("eevdf:base_slice=1.4,run_to_parity=1").unwrap().name(), "eevdf");
-    assert_eq!(by_spec("eevdf:run_to_parity=0,base_slice=3").unwrap().name(), "eevdf:base_slice=3,run_to_parity=0");
-    assert_eq!(by_spec("eevdf:cpus=8").unwrap().name(), "eevdf:base_slice=2.8");
+    assert_eq!(by_spec("eevdf:base_slice=1.4ms,run_to_parity=1").unwrap().name(), "eevdf");
+    assert_eq!(by_spec("eevdf:run_to_parity=0,base_slice=3ms").unwrap().name(), "eevdf:base_slice=3ms,run_to_parity=0");
+    assert_eq!(by_spec("eevdf:cpus=8").unwrap().name(), "eevdf:base_slice=2.8ms");
     assert_eq!(by_spec("eevdf:delay_dequeue=2").err().unwrap().field, "delay_dequeue");
     assert!(by_spec("eevdf").unwrap().tick_driven());
 }
