@@ -129,6 +129,7 @@ fn command_line() -> clap::Command {
 }
 
 fn main() {
+    output::mark_start();
     let cli = Cli::from_arg_matches(&command_line().get_matches()).unwrap_or_else(|e| e.exit());
     if !cli.command.polls_stop() && !cli.command.changes_machine() {
         // Nothing to clean up: `schedlab results list | head` ends quietly, like any filter.

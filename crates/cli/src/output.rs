@@ -5,6 +5,7 @@
 
 use crate::host::Host;
 use anyhow::Result;
+use schedlab_report::db::NewRun;
 use schedlab_report::results::{self, RunDir};
 use schedlab_report::section::{Outcome, Section, Status};
 use schedlab_report::table::fit_text;
@@ -17,9 +18,14 @@ pub struct OutputArgs {
     /// Print the results document (what results.json holds) on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/`.
+    /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/` and
+    /// records itself in `<out>/schedlab.db` (see `schedlab results`).
     #[arg(long, default_value = "results", value_name = "DIR", value_parser = crate::paths::writable_dir)]
     pub out: PathBuf,
+    /// No run directory and no database row: the results are only printed (with --json, the
+    /// document results.json would hold); files named by other options are still written.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 /// Write the section's run directory when it has results (otherwise only build its document),
@@ -33,15 +39,47 @@ pub fn save(s: &mut Section, out: &std::path::Path, host: &Host) -> Result<()> {
     Ok(())
 }
 
-/// Save, then print the section for a person or its document as JSON.
+/// Save and record the run (unless `--no-save`), then print the section for a person or its
+/// document as JSON.
 pub fn emit(mut s: Section, o: &OutputArgs, host: &Host) -> Result<Section> {
-    save(&mut s, &o.out, host)?;
+    if o.no_save {
+        s.data = results::envelope(&s, &host.provenance, &results::now_utc());
+    } else {
+        save(&mut s, &o.out, host)?;
+        record(&s, &o.out, host)?;
+    }
     if o.json {
         print_json(&s.data)?;
     } else {
         print_section(&s);
     }
     Ok(s)
+}
+
+/// When this command started, for the database row written when it ends.
+static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Note the command's start (called first thing in `main`).
+pub fn mark_start() {
+    let _ = STARTED.set(schedlab_report::db::now_utc());
+}
+
+/// Record a finished command's run in `<out>/schedlab.db`, as `reproduce` records each of its
+/// experiments, so `schedlab results list` sees every run that wrote a directory.
+fn record(s: &Section, out: &std::path::Path, host: &Host) -> Result<()> {
+    let path = out.join("schedlab.db");
+    let mut db = crate::host::open_db(&path)?;
+    let run = NewRun {
+        experiment: s.experiment.clone(),
+        seed: s.seed.clone(),
+        title: s.title.clone(),
+        scale: "default".into(),
+        shard: None,
+        parameters: s.parameters.clone(),
+        started_utc: STARTED.get().cloned(),
+    };
+    let id = db.start(&run, &host.provenance)?;
+    db.finish(id, s).map_err(|e| e.context(format!("recording the run in {}", path.display())))
 }
 
 /// Print a section for a person: title, summary, tables, verdicts and the run directory.

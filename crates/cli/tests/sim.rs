@@ -392,3 +392,31 @@ fn the_gantt_of_a_thousand_tasks_stays_small_and_a_window_narrows_it() {
     let o = schedlab(&["sim", "run", "--generate", "poisson:n=5", "--policy", "rr", "--window", "5ms..1ms"], d.path());
     assert_eq!(o.status.code(), Some(2), "a backwards window is a usage error");
 }
+
+#[test]
+fn runs_are_recorded_in_the_database_and_no_save_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    let run = |extra: &[&str]| {
+        let o = Command::new(bin)
+            .args(["sim", "run", "--generate", "poisson:n=5", "--policy", "rr", "--json", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let doc = run(&["--no-save"]);
+    assert_eq!(doc["experiment"], "sim-run", "--no-save still prints the document");
+    assert!(!out.exists(), "--no-save wrote {}", out.display());
+    run(&[]);
+    let list =
+        Command::new(bin).args(["results", "list", "--json", "--db"]).arg(out.join("schedlab.db")).output().unwrap();
+    assert!(list.status.success(), "{}", String::from_utf8_lossy(&list.stderr));
+    let runs: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let runs = runs["runs"].as_array().or_else(|| runs.as_array()).expect("a list of runs");
+    assert_eq!(runs.len(), 1, "one saved run, one row: {runs:?}");
+    assert_eq!(runs[0]["experiment"], "sim-run");
+}

@@ -139,6 +139,8 @@ pub struct NewRun {
     /// Parameters known up front (the scale, the command line); replaced by the results
     /// document's own `parameters` when the run finishes.
     pub parameters: Value,
+    /// When it started, for a run recorded only once it ended (default: now).
+    pub started_utc: Option<String>,
 }
 
 /// One stored run.
@@ -304,7 +306,7 @@ impl Db {
                 me.start_ticks as i64,
                 prov.version,
                 prov.commit,
-                now_utc(),
+                run.started_utc.clone().unwrap_or_else(now_utc),
                 run.parameters.to_string(),
                 machine
             ],
@@ -499,7 +501,8 @@ fn row_to_run(r: &rusqlite::Row) -> rusqlite::Result<Run> {
     })
 }
 
-fn now_utc() -> String {
+/// Now, as the database writes times (RFC 3339, milliseconds, UTC).
+pub fn now_utc() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -551,6 +554,7 @@ mod tests {
             scale: "quick".into(),
             shard: None,
             parameters: json!({"scale": "quick"}),
+            started_utc: None,
         }
     }
 

@@ -94,6 +94,7 @@ impl Runner<'_> {
             scale: scale_word(self.scale).into(),
             shard: self.args.shard.map(|s| s.to_string()),
             parameters: json!({ "scale": scale_word(self.scale), "out": self.args.out }),
+            started_utc: None,
         }
     }
 
