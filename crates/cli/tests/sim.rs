@@ -420,3 +420,44 @@ fn runs_are_recorded_in_the_database_and_no_save_writes_nothing() {
     assert_eq!(runs.len(), 1, "one saved run, one row: {runs:?}");
     assert_eq!(runs[0]["experiment"], "sim-run");
 }
+
+#[test]
+fn results_compare_pairs_policies_by_name_and_shows_changed_parameters() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    for order in [["rr:quantum=4ms", "fcfs"], ["fcfs", "rr:quantum=4ms"]] {
+        let o = Command::new(bin)
+            .args([
+                "sim",
+                "run",
+                "--generate",
+                "poisson:n=8,seed=3",
+                "--policy",
+                order[0],
+                "--policy",
+                order[1],
+                "--out",
+            ])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = Command::new(bin)
+        .args(["results", "compare", "1", "2", "--json", "--db"])
+        .arg(d.path().join("schedlab.db"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cmp: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let changed: Vec<&Value> = cmp["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["path"].as_str().unwrap().starts_with("results.policies"))
+        .collect();
+    assert!(changed.is_empty(), "the same policies in another order differ: {changed:?}");
+    let texts: Vec<&str> =
+        cmp["text_changes"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["parameters.policies[0]", "parameters.policies[1]"], "the changed order is shown");
+}

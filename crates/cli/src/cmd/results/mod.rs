@@ -63,7 +63,9 @@ enum Cmd {
         /// Run id (see `results list`).
         id: i64,
     },
-    /// Compare two runs: a table of the numeric leaves of their results documents that differ.
+    /// Compare two runs: the parameters and text that changed, and the numeric leaves that differ,
+    /// rows of arrays paired by name (policy, case, …) and changes of means judged against their
+    /// 95% intervals.
     Compare {
         /// The first (older) run id.
         a: i64,

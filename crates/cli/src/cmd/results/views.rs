@@ -83,14 +83,18 @@ pub fn compare(a: &Run, b: &Run, all: bool, limit: usize, json_out: bool) -> any
         eprintln!("schedlab: note: comparing different experiments ({} and {})", a.experiment, b.experiment);
     }
     let diffs = leaves::compare(&a.data, &b.data);
+    let texts = leaves::compare_text(&a.data, &b.data);
     let shown: Vec<&leaves::Diff> = diffs.iter().filter(|d| all || d.changed()).collect();
     if json_out {
         let rows: Vec<Value> = shown
             .iter()
-            .map(|d| json!({"path": d.path, "a": d.a, "b": d.b, "delta": d.delta(), "relative": d.relative()}))
+            .map(|d| {
+                json!({"path": d.path, "a": d.a, "b": d.b, "delta": d.delta(), "relative": d.relative(),
+                       "spread": d.spread, "significant": d.significant()})
+            })
             .collect();
         return output::print_json(&json!({ "a": summary_json(a), "b": summary_json(b), "leaves": rows,
-            "compared": diffs.len(), "changed": diffs.iter().filter(|d| d.changed()).count() }));
+            "text_changes": texts, "compared": diffs.len(), "changed": diffs.iter().filter(|d| d.changed()).count() }));
     }
     let mut head = Table::new("Runs compared", &["", &format!("A = run {}", a.id), &format!("B = run {}", b.id)]);
     let m = |r: &Run, k: &str| r.machine[k].as_str().map(str::to_string).unwrap_or_else(|| r.machine[k].to_string());
@@ -108,7 +112,17 @@ pub fn compare(a: &Run, b: &Run, all: bool, limit: usize, json_out: bool) -> any
     }
     println!("{}", schedlab_report::table::render(&head));
     let fmt = |x: Option<f64>| x.map(num).unwrap_or_else(|| "—".into());
-    let mut t = Table::new("Numeric leaves of the results documents", &["path", "A", "B", "B − A", "change"]);
+    if !texts.is_empty() {
+        let mut tt = Table::new("Parameters and text that differ", &["path", "A", "B"]);
+        let show = |x: &Option<String>| x.clone().unwrap_or_else(|| "—".into());
+        let cap = if limit == 0 { texts.len() } else { limit.min(texts.len()) };
+        for d in &texts[..cap] {
+            tt.row(vec![d.path.clone(), show(&d.a), show(&d.b)]);
+        }
+        println!("{}", schedlab_report::table::render(&tt));
+    }
+    let mut t =
+        Table::new("Numeric leaves of the results documents", &["path", "A", "B", "B − A", "change", "beyond spread"]);
     let cap = if limit == 0 { shown.len() } else { limit.min(shown.len()) };
     for d in &shown[..cap] {
         t.row(vec![
@@ -117,10 +131,19 @@ pub fn compare(a: &Run, b: &Run, all: bool, limit: usize, json_out: bool) -> any
             fmt(d.b),
             d.delta().map(|x| if x > 0.0 { format!("+{}", num(x)) } else { num(x) }).unwrap_or_else(|| "—".into()),
             d.relative().map(|x| format!("{:+.1}%", x * 100.0)).unwrap_or_else(|| "—".into()),
+            match (d.significant(), d.spread) {
+                (Some(true), _) => "yes".into(),
+                (Some(false), Some(s)) => format!("no (±{})", num(s)),
+                _ => "—".into(),
+            },
         ]);
     }
     let changed = diffs.iter().filter(|d| d.changed()).count();
-    let mut note = format!("{changed} of {} numeric leaves differ", diffs.len());
+    let mut note = format!(
+        "{changed} of {} numeric leaves differ; rows of arrays are paired by their names ([policy=…]); \
+         \"beyond spread\" compares a mean's change with its 95% intervals (— = no spread recorded)",
+        diffs.len()
+    );
     if cap < shown.len() {
         note += &format!("; {} more rows not shown (use --limit 0)", shown.len() - cap);
     }
