@@ -21,6 +21,7 @@ pub mod generate;
 pub mod metrics;
 pub mod policies;
 pub mod policy;
+pub mod rtapp;
 pub mod workload;
 
 pub use policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
