@@ -24,6 +24,7 @@
 //! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
 
 use crate::policy::{CpuId, Dur, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -49,10 +50,12 @@ fn err(field: impl Into<String>, message: impl Into<String>) -> WorkloadError {
 }
 
 /// A named lock held for the whole of one CPU burst (index counts CPU bursts only: 0 = first).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LockUse {
+    /// The lock's name; tasks naming the same lock exclude each other.
     pub name: String,
+    /// Which CPU burst holds it (0 = the first CPU burst).
     pub burst: usize,
 }
 
@@ -76,20 +79,28 @@ pub struct BurstPoint {
     pub at: Dur,
 }
 
-/// The on-disk (JSON, milliseconds) form of a [`BurstPoint`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A point in one of the task's CPU bursts (the file form of a [`BurstPoint`]).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "BurstPoint")]
 struct RawPoint {
+    /// Which CPU burst (0 = the first CPU burst).
     burst: usize,
+    /// Milliseconds into that burst.
     at: f64,
 }
 
-/// The on-disk (JSON, milliseconds) form of a [`WakeUp`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A wake-up this task gives another when it has run `at` ms into one of its CPU bursts (the
+/// file form of a [`WakeUp`]).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "WakeUp")]
 struct RawWakeUp {
+    /// Which of the waker's CPU bursts (0 = the first CPU burst).
     burst: usize,
+    /// Milliseconds into that burst.
     at: f64,
+    /// The index of the task woken (in `tasks`); it must list the interval in `until_woken`.
     task: usize,
 }
 
@@ -149,41 +160,62 @@ pub struct Workload {
     pub tasks: Vec<TaskSpec>,
 }
 
-/// The on-disk (JSON, milliseconds) form of a task.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One task of a workload file (times in milliseconds).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Task")]
 struct RawTask {
+    /// Unique within the workload (default `T<index>`).
     #[serde(default)]
     name: Option<String>,
+    /// Milliseconds from the start.
     #[serde(default)]
     arrival: f64,
+    /// Milliseconds: CPU burst, blocked time, CPU burst, … (an odd number of entries).
     bursts: Vec<f64>,
+    /// Most policies: a lower number runs first. `linux` with class fifo/rr: the Linux
+    /// real-time priority 1–99, a higher number wins.
     #[serde(default)]
     priority: i32,
+    /// Share for weighted policies (wrr, stride, lottery), ≥ 1.
     #[serde(default = "one")]
     weight: i64,
+    /// Nice value −20…19 for the fair policies (cfs, eevdf, linux).
     #[serde(default)]
     nice: i32,
+    /// Relative deadline in milliseconds (edf; deadline class).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     deadline: Option<f64>,
+    /// Period in milliseconds: the task releases a job every period (`jobs` of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     period: Option<f64>,
+    /// Milliseconds of CPU per period for the deadline class (SCHED_DEADLINE's runtime), or a
+    /// custom slice for a fair task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     runtime: Option<f64>,
+    /// How many jobs a periodic task releases (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     jobs: Option<i64>,
+    /// The CPUs it may run on (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     affinity: Option<Vec<CpuId>>,
+    /// Scheduling class where the policy has several: other, batch, idle, fifo, rr, deadline
+    /// (linux); realtime, foreground (windows); a queue number (mlq).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     class: Option<String>,
+    /// Locks held during CPU bursts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     locks: Vec<LockUse>,
+    /// Wake-ups this task gives others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     wakes: Vec<RawWakeUp>,
+    /// Blocked intervals (0 = the first) that last until another task wakes this one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     until_woken: Vec<usize>,
+    /// Points where the task reads its own CPU clock (the kernel then updates its run time).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     runtime_reads: Vec<RawPoint>,
+    /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
 }
@@ -192,11 +224,16 @@ fn one() -> i64 {
     1
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A schedlab workload file: tasks and, optionally, the CPU count it was written for. Times
+/// are milliseconds (fractions allowed).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Workload")]
 struct RawWorkload {
+    /// CPUs it was written for, 1–1024 (`--cpus` overrides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cpus: Option<i64>,
+    /// At least one task.
     tasks: Vec<RawTask>,
 }
 
@@ -216,6 +253,11 @@ fn ms_to_ns(field: &str, ms: f64) -> Result<Dur, WorkloadError> {
 
 fn ns_to_ms(ns: Dur) -> f64 {
     ns as f64 / 1e6
+}
+
+/// The JSON Schema of workload files, derived from the very types they are parsed into.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(RawWorkload)).expect("a schema serializes")
 }
 
 impl Workload {
@@ -549,6 +591,40 @@ impl<'de> Deserialize<'de> for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_describes_every_field_a_file_may_hold() {
+        let schema = json_schema();
+        let text = serde_json::to_string(&schema).unwrap();
+        let defs = &schema["$defs"];
+        let task = &defs["Task"];
+        let mut fields: Vec<&str> = task["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        // Every key a fully populated task serializes to is described.
+        let full = TaskSpec {
+            deadline: Some(1),
+            period: Some(1),
+            runtime: Some(1),
+            jobs: 2,
+            affinity: Some(vec![0]),
+            class: Some("fifo".into()),
+            locks: vec![LockUse { name: "L".into(), burst: 0 }],
+            wakes: vec![WakeUp { burst: 0, at: 0, task: 0 }],
+            until_woken: vec![0],
+            runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
+            start_cpu: Some(0),
+            ..TaskSpec::cpu("A", 0, 1)
+        };
+        let w = Workload { cpus: Some(1), tasks: vec![full] };
+        let written: serde_json::Value = serde_json::from_str(&w.to_json_string()).unwrap();
+        for key in written["tasks"][0].as_object().unwrap().keys() {
+            assert!(fields.contains(&key.as_str()), "the schema lacks {key}: {fields:?}");
+        }
+        assert_eq!(task["required"], serde_json::json!(["bursts"]));
+        assert_eq!(task["additionalProperties"], false, "unknown fields are errors, and the schema says so");
+        assert_eq!(schema["required"], serde_json::json!(["tasks"]));
+        assert!(text.contains("Milliseconds"), "field descriptions come from the doc comments");
+    }
 
     fn bad(json: &str) -> WorkloadError {
         Workload::from_json_str(json).unwrap_err()

@@ -35,6 +35,9 @@ enum Cmd {
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
     Policies,
+    /// Print the JSON Schema of workload files (for editors and validators), derived from the
+    /// types the files are read into.
+    Schema,
 }
 
 /// Seed 004 in simulation: WRR work per weight and finish time per start order.
@@ -104,6 +107,7 @@ pub fn run(args: Args) -> Result<()> {
             println!("{}", schedlab_report::table::render(&compare::catalogue_table()));
             Ok(())
         }
+        Cmd::Schema => output::print_json(&schedlab_sim::workload::json_schema()),
     }
 }
 
