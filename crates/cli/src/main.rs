@@ -13,6 +13,7 @@ mod output;
 mod paths;
 mod progress;
 mod units;
+mod workload_file;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 

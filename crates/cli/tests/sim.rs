@@ -461,3 +461,24 @@ fn results_compare_pairs_policies_by_name_and_shows_changed_parameters() {
         cmp["text_changes"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
     assert_eq!(texts, ["parameters.policies[0]", "parameters.policies[1]"], "the changed order is shown");
 }
+
+#[test]
+fn a_yaml_workload_runs_like_its_json_twin() {
+    let d = tempfile::tempdir().unwrap();
+    let json = write(d.path(), "w.json", CLASSIC);
+    let yaml = write(
+        d.path(),
+        "w.yaml",
+        "cpus: 1\ntasks:\n  - {name: P1, arrival: 0, bursts: [24]}\n  - {name: P2, arrival: 0, bursts: [3]}\n  - {name: P3, arrival: 0, bursts: [3]}\n",
+    );
+    let results = |w: &str| {
+        let o = schedlab(&["sim", "run", "--workload", w, "--policy", "rr:quantum=4ms", "--json"], d.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["results"].clone()
+    };
+    assert_eq!(results(&yaml), results(&json));
+    let bad = write(d.path(), "bad.yaml", "tasks:\n  - {name: P1, burts: [24]}\n");
+    let o = schedlab(&["sim", "run", "--workload", &bad, "--policy", "fcfs"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("burts"), "the unknown field is named");
+}

@@ -237,6 +237,13 @@ struct RawWorkload {
     tasks: Vec<RawTask>,
 }
 
+/// A parser's error, with the field it names (serde puts unknown and missing fields in the
+/// message itself; the message is kept whole).
+fn parse_error(msg: String) -> WorkloadError {
+    let field = msg.split('`').nth(1).filter(|_| msg.contains("field")).map(str::to_string);
+    err(field.unwrap_or_else(|| "workload".into()), msg)
+}
+
 /// Milliseconds (JSON) → nanoseconds, rejecting negative, NaN and absurd values.
 fn ms_to_ns(field: &str, ms: f64) -> Result<Dur, WorkloadError> {
     if !ms.is_finite() {
@@ -263,18 +270,23 @@ pub fn json_schema() -> serde_json::Value {
 impl Workload {
     /// Parse and validate a JSON workload (times in ms).
     pub fn from_json_str(s: &str) -> Result<Workload, WorkloadError> {
-        let raw: RawWorkload = serde_json::from_str(s).map_err(|e| {
-            let msg = e.to_string();
-            // serde names unknown/missing fields in the message itself; keep it whole.
-            let field = msg
-                .split('`')
-                .nth(1)
-                .filter(|_| msg.contains("field"))
-                .map(str::to_string)
-                .unwrap_or_else(|| "workload".into());
-            err(field, msg)
-        })?;
+        let raw: RawWorkload = serde_json::from_str(s).map_err(|e| parse_error(e.to_string()))?;
         Self::from_raw(raw)
+    }
+
+    /// Parse and validate a YAML workload: the same fields as the JSON form (times in ms).
+    pub fn from_yaml_str(s: &str) -> Result<Workload, WorkloadError> {
+        let raw: RawWorkload = yaml_serde::from_str(s).map_err(|e| parse_error(e.to_string()))?;
+        Self::from_raw(raw)
+    }
+
+    /// Parse a workload file's text: YAML when `yaml`, else JSON.
+    pub fn from_text(s: &str, yaml: bool) -> Result<Workload, WorkloadError> {
+        if yaml {
+            Self::from_yaml_str(s)
+        } else {
+            Self::from_json_str(s)
+        }
     }
 
     /// Serialize to the JSON file form (times in ms).
@@ -591,6 +603,15 @@ impl<'de> Deserialize<'de> for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_files_hold_the_same_workloads() {
+        let json = r#"{"cpus":2,"tasks":[{"name":"A","bursts":[5,3,4],"class":"fifo","priority":50},{"name":"B","arrival":1.5,"bursts":[2]}]}"#;
+        let yaml = "cpus: 2\ntasks:\n  - name: A\n    bursts: [5, 3, 4]\n    class: fifo\n    priority: 50\n  - name: B\n    arrival: 1.5\n    bursts: [2]\n";
+        assert_eq!(Workload::from_yaml_str(yaml).unwrap(), Workload::from_json_str(json).unwrap());
+        let e = Workload::from_yaml_str("tasks:\n  - name: A\n    burst: [5]\n").unwrap_err();
+        assert!(e.to_string().contains("burst"), "{e}");
+    }
 
     #[test]
     fn the_schema_describes_every_field_a_file_may_hold() {

@@ -4,13 +4,12 @@
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use crate::units;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
 use schedlab_lab::trace::import::{self, ImportRequest};
 use schedlab_lab::trace::perfetto;
 use schedlab_lab::trace::record::{self, RecordRequest, WorkloadRecordRequest};
 use schedlab_report::section::Section;
-use schedlab_sim::workload::Workload;
 use schedlab_trace::{Format, Select};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -164,8 +163,7 @@ fn workload_request(
     cpus: Option<Vec<usize>>,
     limit: Duration,
 ) -> Result<WorkloadRecordRequest> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading workload {}", path.display()))?;
-    let workload = Workload::from_json_str(&text).with_context(|| format!("workload {}", path.display()))?;
+    let workload = crate::workload_file::read(path)?;
     let need = workload.cpus.unwrap_or(1);
     let host_cpus = match cpus {
         Some(c) => c,

@@ -14,7 +14,6 @@ use schedlab_sim::engine::{SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
 use serde_json::json;
-use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -35,8 +34,9 @@ use std::time::Duration;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
-    /// Workload file (JSON, times in ms); `-` reads it from stdin. The run directory keeps a
-    /// copy (workload.json) and results.json its SHA-256.
+    /// Workload file (JSON, or YAML when it ends in .yaml/.yml; times in ms; `schedlab sim
+    /// schema` prints its schema); `-` reads it from stdin. The run directory keeps a copy
+    /// (workload.json) and results.json its SHA-256.
     #[arg(long, conflicts_with = "generate", required_unless_present = "generate")]
     workload: Option<PathBuf>,
     /// Generate a seeded workload instead, e.g. `poisson:n=1000,rate=100,mean=5ms,seed=1`
@@ -106,16 +106,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     // Everything is validated before anything runs.
     let cap = TaskCap::new(a.max_tasks);
     let w = match (&a.workload, &a.generate) {
-        (Some(p), _) if p.as_os_str() == "-" => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("reading the workload from stdin").or_usage()?;
-            Workload::from_json_str(&text).context("workload from stdin").or_usage()?
-        }
         (Some(p), _) => {
-            cap.check_file(p)?;
-            let text =
-                std::fs::read_to_string(p).with_context(|| format!("reading workload {}", p.display())).or_usage()?;
-            Workload::from_json_str(&text).with_context(|| format!("workload {}", p.display())).or_usage()?
+            if p.as_os_str() != "-" {
+                cap.check_file(p)?;
+            }
+            crate::workload_file::read(p)?
         }
         (None, Some(g)) => generate::by_spec_within(g, cap.tasks).context("--generate").or_usage()?,
         (None, None) => schedlab_os::bail_usage!("give --workload FILE or --generate SPEC"),
