@@ -12,12 +12,31 @@ use schedlab_report::table::fit_text;
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// How results are printed on stdout.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Tables, verdicts and where the files are, for people.
+    #[default]
+    Table,
+    /// The results document (what results.json holds).
+    Json,
+    /// Every table in tidy CSV (snake_case headers with units, plain numbers), each after a
+    /// `# title` line, a blank line between tables.
+    Csv,
+    /// One JSON object per table row: `table` (its title) and the tidy columns, numbers as
+    /// numbers.
+    Jsonl,
+}
+
 /// The output options every result-producing command takes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct OutputArgs {
-    /// Print the results document (what results.json holds) on stdout instead of tables.
+    /// The same as --format json.
     #[arg(long)]
     pub json: bool,
+    /// How to print the results: table, json, csv or jsonl.
+    #[arg(long, value_enum, default_value_t = Format::Table, conflicts_with = "json")]
+    pub format: Format,
     /// Root directory for results: each run writes `<out>/<experiment>/<UTC timestamp>/` and
     /// records itself in `<out>/schedlab.db` (see `schedlab results`).
     #[arg(long, default_value = "results", value_name = "DIR", value_parser = crate::paths::writable_dir)]
@@ -26,6 +45,22 @@ pub struct OutputArgs {
     /// document results.json would hold); files named by other options are still written.
     #[arg(long)]
     pub no_save: bool,
+}
+
+impl OutputArgs {
+    /// The format asked for (`--json` is `--format json`).
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+
+    /// Whether stdout is for people (and may carry notes such as where a file went).
+    pub fn for_people(&self) -> bool {
+        self.format() == Format::Table
+    }
 }
 
 /// Write the section's run directory when it has results (otherwise only build its document),
@@ -39,21 +74,75 @@ pub fn save(s: &mut Section, out: &std::path::Path, host: &Host) -> Result<()> {
     Ok(())
 }
 
-/// Save and record the run (unless `--no-save`), then print the section for a person or its
-/// document as JSON.
-pub fn emit(mut s: Section, o: &OutputArgs, host: &Host) -> Result<Section> {
+/// Save and record the run, or with `--no-save` only build its document.
+pub fn store(s: &mut Section, o: &OutputArgs, host: &Host) -> Result<()> {
     if o.no_save {
-        s.data = results::envelope(&s, &host.provenance, &results::now_utc());
+        s.data = results::envelope(s, &host.provenance, &results::now_utc());
+        Ok(())
     } else {
-        save(&mut s, &o.out, host)?;
-        record(&s, &o.out, host)?;
+        save(s, &o.out, host)?;
+        record(s, &o.out, host)
     }
-    if o.json {
-        print_json(&s.data)?;
-    } else {
-        print_section(&s);
-    }
+}
+
+/// Store the run, then print it in the format asked for.
+pub fn emit(mut s: Section, o: &OutputArgs, host: &Host) -> Result<Section> {
+    store(&mut s, o, host)?;
+    print_as(&s, o.format(), print_section)?;
     Ok(s)
+}
+
+/// Print the section in `format`; `people` prints the table form.
+pub fn print_as(s: &Section, format: Format, people: impl FnOnce(&Section)) -> Result<()> {
+    match format {
+        Format::Table => people(s),
+        Format::Json => print_json(&s.data)?,
+        Format::Csv => print!("{}", tables_as_csv(s)?),
+        Format::Jsonl => print!("{}", tables_as_jsonl(s)?),
+    }
+    Ok(())
+}
+
+/// Every table, tidy, as CSV after a `# title` line; a blank line between tables.
+fn tables_as_csv(s: &Section) -> Result<String> {
+    let mut out = String::new();
+    for (i, t) in s.tables.iter().enumerate() {
+        let tidy = schedlab_report::tidy::tidy(&t.columns, &t.rows);
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&tidy.columns)?;
+        for r in &tidy.rows {
+            w.write_record(r)?;
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("# {}\n", t.title));
+        out.push_str(&String::from_utf8(w.into_inner()?)?);
+    }
+    Ok(out)
+}
+
+/// One JSON object per row of every table, tidy, numbers as numbers.
+fn tables_as_jsonl(s: &Section) -> Result<String> {
+    let mut out = String::new();
+    for t in &s.tables {
+        let tidy = schedlab_report::tidy::tidy(&t.columns, &t.rows);
+        for r in &tidy.rows {
+            let mut obj = serde_json::Map::new();
+            obj.insert("table".into(), Value::String(t.title.clone()));
+            for (c, v) in tidy.columns.iter().zip(r) {
+                let value = match v.parse::<f64>() {
+                    _ if v.is_empty() => Value::Null,
+                    Ok(x) => serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number),
+                    Err(_) => Value::String(v.clone()),
+                };
+                obj.insert(c.clone(), value);
+            }
+            out.push_str(&serde_json::to_string(&Value::Object(obj))?);
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 /// When this command started, for the database row written when it ends.

@@ -68,4 +68,46 @@ fn every_experiment_writes_the_same_envelope() {
         assert_eq!(s["data"], file, "{name}: the section's document is results.json");
     }
     assert_eq!(written.len(), sections.iter().filter(|s| s["status"]["state"] == "completed").count());
+    every_csv_is_tidy(&dir.path().join("runs"));
+}
+
+/// Python's csv module (no pandas) reads every CSV the run wrote: headers are snake_case, and
+/// every column holds numbers (or empty cells) only, or labels only — never both, so a column
+/// of values loads as numbers.
+fn every_csv_is_tidy(runs: &Path) {
+    const CHECK: &str = r#"
+import csv, glob, re, sys
+bad, files, numeric, labels = [], 0, 0, 0
+def is_num(v):
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
+    files += 1
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    for j, h in enumerate(header):
+        if not re.fullmatch(r"[a-z0-9_]+", h):
+            bad.append(f"{path}: header {h!r} is not snake_case")
+        cells = [r[j] for r in body if j < len(r) and r[j] != ""]
+        kinds = {is_num(c) for c in cells}
+        if kinds == {True, False}:
+            sample = [c for c in cells if not is_num(c)][:3]
+            bad.append(f"{path}: column {h!r} mixes numbers with {sample}")
+        elif kinds == {True}:
+            numeric += 1
+        elif kinds == {False}:
+            labels += 1
+print(f"{files} files, {numeric} numeric columns, {labels} label columns")
+for b in bad:
+    print("BAD", b)
+sys.exit(1 if bad or files == 0 else 0)
+"#;
+    let out = Command::new("python3").arg("-c").arg(CHECK).arg(runs).output().expect("python3");
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(out.status.success(), "CSV files that are not tidy:\n{text}{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -23,6 +23,7 @@ pub mod shard;
 pub mod stats;
 pub mod svg;
 pub mod table;
+pub mod tidy;
 pub mod trace_event;
 
 /// schedlab's version.

@@ -3,7 +3,7 @@
 //! - `results.json`: the envelope — [`ENVELOPE_KEYS`]: when, what, which schedlab built it
 //!   (version, commit), on which machine, with which parameters, the experiment's raw results
 //!   and its verdicts — so a run can be re-read without the code that made it;
-//! - every table as `table<N>.csv`, every figure as its SVG file, and the section's extra data
+//! - every table as `table<N>.csv` (tidy: see [`crate::tidy`]), every figure as its SVG file, and the section's extra data
 //!   files (raw CSV rows, text layouts).
 //!
 //! What is recorded about the code and the machine arrives as a [`Provenance`], collected once
@@ -75,8 +75,7 @@ impl RunDir {
         let doc = envelope(section, prov, &now_utc());
         dir.write_text("results.json", &serde_json::to_string_pretty(&doc)?)?;
         for (i, t) in section.tables.iter().enumerate() {
-            let cols: Vec<&str> = t.columns.iter().map(String::as_str).collect();
-            dir.write_csv(&format!("table{}.csv", i + 1), &cols, &t.rows)?;
+            dir.write_csv(&format!("table{}.csv", i + 1), &t.columns, &t.rows)?;
         }
         for f in &section.figures {
             dir.write_text(&f.file, &f.svg)?;
@@ -84,8 +83,7 @@ impl RunDir {
         for f in &section.files {
             match f {
                 DataFile::Csv { name, columns, rows } => {
-                    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
-                    dir.write_csv(name, &cols, rows)?;
+                    dir.write_csv(name, columns, rows)?;
                 }
                 DataFile::Text { name, text } => {
                     dir.write_text(name, text)?;
@@ -117,11 +115,14 @@ impl RunDir {
         &self.path
     }
 
-    fn write_csv(&self, name: &str, header: &[&str], rows: &[Vec<String>]) -> Result<PathBuf> {
+    /// A table in its tidy form (see [`crate::tidy`]): snake_case headers with units, plain
+    /// numbers, composites split.
+    fn write_csv(&self, name: &str, header: &[String], rows: &[Vec<String>]) -> Result<PathBuf> {
         let path = self.path.join(name);
+        let t = crate::tidy::tidy(header, rows);
         let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
-        w.write_record(header)?;
-        for row in rows {
+        w.write_record(&t.columns)?;
+        for row in &t.rows {
             w.write_record(row)?;
         }
         w.flush()?;

@@ -148,16 +148,13 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
         run::run(&p, &progress)?
     };
     let mut s = out.section;
-    output::save(&mut s, &a.output.out, &host)?;
-    if a.output.json {
-        output::print_json(&s.data)?;
-    } else {
+    output::store(&mut s, &a.output, &host)?;
+    output::print_as(&s, a.output.format(), |s| {
         print!("{}", out.table_data);
         println!();
-        output::print_section(&s);
+        output::print_section(s);
         for f in &s.figures {
             println!("figure: {}", f.file);
         }
-    }
-    Ok(())
+    })
 }

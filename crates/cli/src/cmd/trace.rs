@@ -120,7 +120,7 @@ pub fn run(args: Args) -> Result<()> {
                 None => record::record(&RecordRequest { argv: a.command, cpus, limit: a.limit })?,
             };
             let s = output::emit(section, &a.output, &host)?;
-            write_trace_out(&s, a.trace_out.as_deref(), a.output.json)?;
+            write_trace_out(&s, a.trace_out.as_deref(), !a.output.for_people())?;
         }
         Cmd::Import(a) => {
             let select = match (&a.pid[..], a.tree, &a.comm) {
@@ -143,12 +143,12 @@ pub fn run(args: Args) -> Result<()> {
                 start_at_exec: a.start_at_exec,
             };
             let s = output::emit(import::import_file(&req)?, &a.output, &host)?;
-            write_trace_out(&s, a.trace_out.as_deref(), a.output.json)?;
+            write_trace_out(&s, a.trace_out.as_deref(), !a.output.for_people())?;
             if let Some(path) = &a.workload_out {
                 let w = &s.data["results"]["workload"];
                 std::fs::write(path, serde_json::to_string_pretty(w)?)
                     .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-                if !a.output.json {
+                if a.output.for_people() {
                     println!("workload: {}", path.display());
                 }
             }

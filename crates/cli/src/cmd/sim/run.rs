@@ -160,11 +160,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
-        if !a.output.json {
+        if a.output.for_people() {
             println!("gantt: {}", path.display());
         }
     }
-    if let Some(path) = a.trace_out.as_ref().filter(|_| !a.output.json) {
+    if let Some(path) = a.trace_out.as_ref().filter(|_| a.output.for_people()) {
         println!("trace: {} (open in ui.perfetto.dev)", path.display());
     }
     Ok(())
