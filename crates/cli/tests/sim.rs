@@ -482,3 +482,79 @@ fn a_yaml_workload_runs_like_its_json_twin() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("burts"), "the unknown field is named");
 }
+
+#[test]
+fn format_csv_and_jsonl_print_the_tables_tidy() {
+    let d = tempfile::tempdir().unwrap();
+    let w = write(d.path(), "w.json", CLASSIC);
+    let out = |format: &str| {
+        let o = schedlab(
+            &[
+                "sim",
+                "run",
+                "--workload",
+                &w,
+                "--policy",
+                "fcfs",
+                "--policy",
+                "rr:quantum=4ms",
+                "--format",
+                format,
+                "--no-save",
+            ],
+            d.path(),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let csv = out("csv");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("# Policies side by side (* = best in column)"));
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..3], ["policy", "avg_waiting_ms", "avg_turnaround_ms"]);
+    assert_eq!(lines.next().unwrap().split(',').nth(1), Some("17"), "FCFS waits 17 ms on average, no star");
+    assert_eq!(lines.next().unwrap().split(',').nth(1), Some("5.667"), "RR's best value without its star");
+    let rows: Vec<Value> = out("jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["policy"], "rr:quantum=4ms");
+    assert_eq!(rows[1]["avg_waiting_ms"].as_f64(), Some(5.667));
+    assert!(rows[0]["table"].as_str().unwrap().starts_with("Policies side by side"));
+    let as_json: Value = serde_json::from_str(&out("json")).unwrap();
+    assert_eq!(as_json["experiment"], "sim-run", "--format json prints the results document, as --json does");
+}
+
+#[test]
+fn convert_moves_a_workload_between_schedlab_yaml_and_rt_app() {
+    let d = tempfile::tempdir().unwrap();
+    let rtapp_example = format!("{}/../sim/tests/data/rtapp/example2.json", env!("CARGO_MANIFEST_DIR"));
+    let convert_to = |input: &str, to: &str, out: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .args(["sim", "convert", "--workload", input, "--to", to])
+            .args(out)
+            .output()
+            .unwrap()
+    };
+    let convert = |input: &str, to: &str, out: &str| {
+        let o = convert_to(input, to, &["-o", out]);
+        assert!(o.status.success(), "{input} → {to}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    convert(&rtapp_example, "json", &p("a.json"));
+    convert(&p("a.json"), "yaml", &p("a.yaml"));
+    convert(&p("a.yaml"), "rtapp", &p("b.rtapp.json"));
+    convert(&p("b.rtapp.json"), "json", &p("b.json"));
+    assert_eq!(std::fs::read_to_string(p("a.json")).unwrap(), std::fs::read_to_string(p("b.json")).unwrap());
+    // rt-app's example: 10 ms every 100 ms for 2 s is a periodic task of 20 jobs, and runs as one.
+    let w: Value = serde_json::from_str(&std::fs::read_to_string(p("a.json")).unwrap()).unwrap();
+    assert_eq!((w["tasks"][0]["period"].as_f64(), w["tasks"][0]["jobs"].as_u64()), (Some(100.0), Some(20)));
+    let o =
+        schedlab(&["sim", "run", "--workload", &rtapp_example, "--policy", "linux", "--json", "--no-save"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["results"]["policies"][0]["tasks"][0]["cpu"].as_f64(), Some(200.0), "20 jobs × 10 ms");
+    // What rt-app cannot express is refused by name: a lock.
+    let locked = write(d.path(), "l.json", r#"{"tasks":[{"name":"A","bursts":[5],"locks":[{"name":"L","burst":0}]}]}"#);
+    let o = convert_to(&locked, "rtapp", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("locks"), "{}", String::from_utf8_lossy(&o.stderr));
+}

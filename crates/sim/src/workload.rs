@@ -289,6 +289,11 @@ impl Workload {
         }
     }
 
+    /// Serialize to the YAML file form (times in ms).
+    pub fn to_yaml_string(&self) -> String {
+        yaml_serde::to_string(&self.to_raw()).expect("workload serializes")
+    }
+
     /// Serialize to the JSON file form (times in ms).
     pub fn to_json_string(&self) -> String {
         serde_json::to_string_pretty(&self.to_raw()).expect("workload serializes")

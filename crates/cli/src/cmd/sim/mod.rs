@@ -1,6 +1,7 @@
 //! `schedlab sim`: the scheduling simulator (seeds 003, 004) — compare policies on a workload,
 //! the WRR study, and the engine benchmark against SimPy.
 
+mod convert;
 mod run;
 
 use crate::host::Host;
@@ -35,6 +36,8 @@ enum Cmd {
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
     Policies,
+    /// Convert a workload between schedlab JSON, YAML and rt-app JSON.
+    Convert(convert::ConvertArgs),
     /// Print the JSON Schema of workload files (for editors and validators), derived from the
     /// types the files are read into.
     Schema,
@@ -107,6 +110,7 @@ pub fn run(args: Args) -> Result<()> {
             println!("{}", schedlab_report::table::render(&compare::catalogue_table()));
             Ok(())
         }
+        Cmd::Convert(a) => convert::run(a),
         Cmd::Schema => output::print_json(&schedlab_sim::workload::json_schema()),
     }
 }
