@@ -173,3 +173,37 @@ fn main() {
         std::process::exit(if usage { 2 } else { 1 });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command's options have distinct names and ids, flattened groups (the output
+    /// options every command shares) included. clap checks this only in debug builds; a clash
+    /// in a release build surfaces as a panic when the command runs.
+    #[test]
+    fn no_two_options_of_a_command_share_a_name() {
+        fn walk(cmd: &clap::Command, path: &str, clashes: &mut Vec<String>) {
+            let mut ids = std::collections::HashSet::new();
+            let mut longs = std::collections::HashSet::new();
+            for a in cmd.get_arguments() {
+                if !ids.insert(a.get_id().to_string()) {
+                    clashes.push(format!("{path}: id {}", a.get_id()));
+                }
+                if let Some(l) = a.get_long() {
+                    if !longs.insert(l.to_string()) {
+                        clashes.push(format!("{path}: --{l}"));
+                    }
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), clashes);
+            }
+        }
+        let mut cmd = command_line();
+        cmd.build();
+        let mut clashes = Vec::new();
+        walk(&cmd, "schedlab", &mut clashes);
+        assert!(clashes.is_empty(), "options that share a name: {clashes:?}");
+    }
+}

@@ -80,9 +80,10 @@ struct RecordArgs {
 struct ImportArgs {
     /// The trace file.
     trace: PathBuf,
-    /// Its format: tracefs, perf or trace-cmd (default: detected).
-    #[arg(long)]
-    format: Option<Format>,
+    /// The trace's format: tracefs, perf or trace-cmd (default: detected). (`--format` is how
+    /// the results are printed, as for every command.)
+    #[arg(long, value_name = "FORMAT")]
+    trace_format: Option<Format>,
     /// The metadata sidecar `trace record` wrote (policies, affinity, DEADLINE parameters).
     #[arg(long)]
     meta: Option<PathBuf>,
@@ -137,7 +138,7 @@ pub fn run(args: Args) -> Result<()> {
             }
             let req = ImportRequest {
                 trace: a.trace,
-                format: a.format,
+                format: a.trace_format,
                 meta: a.meta,
                 select,
                 start_at_exec: a.start_at_exec,
