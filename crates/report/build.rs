@@ -19,4 +19,9 @@ fn main() {
     println!("cargo:rustc-env=SCHEDLAB_GIT_COMMIT={commit}{suffix}");
     println!("cargo:rerun-if-changed=../../.git/HEAD");
     println!("cargo:rerun-if-changed=../../.git/index");
+    // An edit to any source makes the tree dirty: without these, a binary built from edited
+    // sources would name its commit as if it were clean.
+    println!("cargo:rerun-if-changed=../../crates");
+    println!("cargo:rerun-if-changed=../../Cargo.toml");
+    println!("cargo:rerun-if-changed=../../Cargo.lock");
 }

@@ -3,7 +3,7 @@
 //! column grows with the longest), an optional time window, and bars too thin to see merged
 //! into one per pixel run, so a chart of thousands of slices stays small.
 
-use super::{escape, short_number, Axis, PALETTE};
+use super::{escape, short_number, Axis, PALETTE, TOP};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -14,7 +14,6 @@ const GREY: &str = "#b8b8b8";
 /// Plot width in SVG units.
 const PLOT_W: f64 = 640.0;
 const LANE_H: f64 = 26.0;
-const TOP: f64 = 40.0;
 const BOTTOM: f64 = 48.0;
 /// Average advance of a 12-unit sans-serif character, rounded up so estimates are not short.
 const CHAR_W: f64 = 7.2;
