@@ -97,29 +97,23 @@ pub fn print_as(s: &Section, format: Format, people: impl FnOnce(&Section)) -> R
     match format {
         Format::Table => people(s),
         Format::Json => print_json(&s.data)?,
-        Format::Csv => print!("{}", tables_as_csv(s)?),
+        Format::Csv => print!("{}", tables_as_csv(s)),
         Format::Jsonl => print!("{}", tables_as_jsonl(s)?),
     }
     Ok(())
 }
 
 /// Every table, tidy, as CSV after a `# title` line; a blank line between tables.
-fn tables_as_csv(s: &Section) -> Result<String> {
+fn tables_as_csv(s: &Section) -> String {
     let mut out = String::new();
     for (i, t) in s.tables.iter().enumerate() {
-        let tidy = schedlab_report::tidy::tidy(&t.columns, &t.rows);
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(&tidy.columns)?;
-        for r in &tidy.rows {
-            w.write_record(r)?;
-        }
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&format!("# {}\n", t.title));
-        out.push_str(&String::from_utf8(w.into_inner()?)?);
+        out.push_str(&schedlab_report::tidy::tidy(&t.columns, &t.rows).to_csv());
     }
-    Ok(out)
+    out
 }
 
 /// One JSON object per row of every table, tidy, numbers as numbers.

@@ -118,15 +118,7 @@ impl RunDir {
     /// A table in its tidy form (see [`crate::tidy`]): snake_case headers with units, plain
     /// numbers, composites split.
     fn write_csv(&self, name: &str, header: &[String], rows: &[Vec<String>]) -> Result<PathBuf> {
-        let path = self.path.join(name);
-        let t = crate::tidy::tidy(header, rows);
-        let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
-        w.write_record(&t.columns)?;
-        for row in &t.rows {
-            w.write_record(row)?;
-        }
-        w.flush()?;
-        Ok(path)
+        self.write_text(name, &crate::tidy::tidy(header, rows).to_csv())
     }
 
     fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {

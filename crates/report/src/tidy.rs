@@ -20,6 +20,19 @@ pub struct TidyTable {
     pub rows: Vec<Vec<String>>,
 }
 
+impl TidyTable {
+    /// The table as CSV text: the header row, then the rows.
+    pub fn to_csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        // Writing to memory cannot fail; the cells are plain strings.
+        let _ = w.write_record(&self.columns);
+        for r in &self.rows {
+            let _ = w.write_record(r);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
 /// `avg waiting ms` → `avg_waiting_ms`; `%` → `pct`, `/` → `per`, `×` → `x`, `µs` → `us`,
 /// Greek letters spelled out; plain ASCII only, so a header is a valid identifier everywhere.
 pub fn snake(header: &str) -> String {

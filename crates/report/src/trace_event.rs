@@ -106,7 +106,6 @@ fn meta(pid: usize, tid: Option<usize>, name: &str, args: Value) -> Value {
     json!({"ph": "M", "pid": pid, "tid": tid.unwrap_or(0), "name": name, "args": args})
 }
 
-#[allow(clippy::too_many_arguments)]
 fn span(pid: usize, tid: usize, name: &str, cat: &str, start_ns: u64, end_ns: u64, args: &Value) -> Value {
     json!({"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": micros(start_ns),
            "dur": micros(end_ns - start_ns), "args": args})

@@ -140,8 +140,9 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         if a.policies.is_empty() { vec!["rr:quantum=2ms".to_string(), "cfs".to_string()] } else { a.policies.clone() };
     compare::check_specs(&specs).context("--policy").or_usage()?;
     let rr_quantum = specs.iter().find_map(|s| {
-        let p = schedlab_sim::policies::Params::parse(s).ok()?;
-        (p.name == "rr").then(|| s.split("quantum=").nth(1).and_then(|q| parse_time(q).ok()).unwrap_or(4_000_000))
+        let mut p = schedlab_sim::policies::Params::parse(s).ok()?;
+        // The spec was checked above; the default is rr's own.
+        (p.name == "rr").then(|| p.time("quantum", 4.0).unwrap_or(4_000_000))
     });
     if a.simpy && rr_quantum.is_none() {
         schedlab_os::bail_usage!("--simpy compares round robin: include an rr policy");
