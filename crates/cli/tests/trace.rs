@@ -1,7 +1,9 @@
 //! `schedlab trace` live: a generated workload run for real under `trace record --workload`
-//! and imported back gives the same tasks with the same CPU totals (within 2%); and the private
-//! tracefs instance a recording makes is gone after SIGINT and SIGTERM, and after SIGKILL the
-//! next recording removes it. Needs root and tracefs; fails in CI without them.
+//! and imported back gives the same tasks with the same CPU totals (within 2%, plus what lost
+//! switches and the hypervisor's steal leave unknown, which the import and the recording
+//! measure); and the private tracefs instance a recording makes is gone after SIGINT and
+//! SIGTERM, and after SIGKILL the next recording removes it. Needs root and tracefs; fails in
+//! CI without them.
 
 mod common;
 
@@ -110,15 +112,19 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
     ))
     .unwrap();
     // This VM loses some sched_switch events (every switch out of idle on CPU 1, the switches
-    // out of some host tasks on CPU 0); the importer then counts the run from the CPU's last
-    // switch and says so in a note. Such a guess can only add CPU time.
-    let guessed: Vec<String> = report["results"]["report"]["notes"]
+    // out of some host tasks on CPU 0); the importer repairs such a run over the window the lost
+    // switch lies in and says how wide it is: each task's CPU time is known to ± that.
+    let uncertain_ms: Vec<f64> = report["results"]["report"]["tasks"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|n| n["detail"].as_str().unwrap().contains("without a switch-in"))
-        .map(|n| n["pid"].as_i64().unwrap().to_string())
+        .map(|t| t["cpu_uncertain_ns"].as_f64().unwrap() / 1e6)
         .collect();
+    // Time the hypervisor took from CPU 0 is in the trace's runs but not in the tasks' CPU
+    // clocks; /proc/stat counts it in ticks, so any steal leaves up to one more tick unknown.
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(rec.join("meta.json")).unwrap()).unwrap();
+    let steal_ms = meta["steal_ns"][0].as_f64().expect("the recording measures steal") / 1e6;
+    let steal_ms = if steal_ms > 0.0 { steal_ms + meta["steal_resolution_ns"].as_f64().unwrap() / 1e6 } else { 0.0 };
     let imported: Value = serde_json::from_str(&std::fs::read_to_string(&back).unwrap()).unwrap();
     // The timeline for Perfetto: valid Trace Event JSON, a track for every imported task that
     // holds at least the CPU time its workload got back.
@@ -145,20 +151,20 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
     let cpu =
         |t: &Value| -> f64 { t["bursts"].as_array().unwrap().iter().step_by(2).map(|x| x.as_f64().unwrap()).sum() };
     let bursts = |t: &Value| t["bursts"].as_array().unwrap().len();
-    let clean = pids.iter().filter(|p| !guessed.contains(p)).count();
-    assert!(clean * 4 >= pids.len() * 3, "runs were guessed for {guessed:?}: the trace lost too many switches");
+    let (sent, unknown): (f64, f64) = (a.iter().map(cpu).sum(), uncertain_ms.iter().sum());
+    assert!(unknown <= 0.1 * sent, "the trace lost too many switches: ± {unknown:.3} ms of {sent:.3} ms of CPU");
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let (want, got) = (cpu(x), cpu(y));
         // The last burst also holds the task's exit (tearing down its address space: 0.5–0.7 ms
         // here), and each burst its return from the wake-up or the pre-emption.
         let slack = 0.02 * want + 1.0;
-        let repaired = guessed.contains(&pids[i]);
-        eprintln!("task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back (a run guessed: {repaired})");
-        if repaired {
-            assert!(got >= want - slack, "task {i}: {want:.3} ms of CPU went out, only {got:.3} ms came back");
-        } else {
-            assert!((got - want).abs() <= slack, "task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back");
-        }
+        let unknown = uncertain_ms[i];
+        let what = format!(
+            "task {i}: {want:.3} ms of CPU went out, {got:.3} ms came back (± {unknown:.3} ms for lost switches, \
+             {steal_ms:.0} ms stolen from the CPU)"
+        );
+        eprintln!("{what}");
+        assert!(got - want <= slack + unknown + steal_ms && want - got <= slack + unknown, "{what}");
         assert_eq!(bursts(x), bursts(y), "task {i}: its CPU bursts and blocked times come back one for one");
     }
 }

@@ -22,6 +22,7 @@ pub mod procfs;
 pub mod rusage;
 pub mod sched;
 pub mod signals;
+pub mod steal;
 pub mod test_gate;
 pub mod topology;
 pub mod tracefs;

@@ -99,11 +99,18 @@ pub struct TraceMeta {
     pub cpus: Option<usize>,
     #[serde(default)]
     pub tasks: Vec<TaskMeta>,
+    /// Time the hypervisor took from each CPU while the trace ran, in ns, by CPU number: the
+    /// trace's run times include it, the tasks' own CPU clocks do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<Vec<u64>>,
+    /// The resolution of `steal_ns` (`/proc/stat` counts in USER_HZ ticks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_resolution_ns: Option<u64>,
 }
 
 impl Default for TraceMeta {
     fn default() -> Self {
-        TraceMeta { version: 1, clock: None, cpus: None, tasks: Vec::new() }
+        TraceMeta { version: 1, clock: None, cpus: None, tasks: Vec::new(), steal_ns: None, steal_resolution_ns: None }
     }
 }
 
@@ -118,6 +125,24 @@ impl TraceMeta {
 
     pub fn to_json_string(&self) -> String {
         serde_json::to_string_pretty(self).expect("metadata serializes")
+    }
+
+    /// What the steal says about the trace, for a run's summary: empty when no CPU lost time.
+    pub fn steal_summary(&self) -> String {
+        let Some(steal) = &self.steal_ns else { return String::new() };
+        let lost: Vec<String> = steal
+            .iter()
+            .enumerate()
+            .filter(|(_, &ns)| ns > 0)
+            .map(|(cpu, &ns)| format!("{:.0} ms from CPU {cpu}", ns as f64 / 1e6))
+            .collect();
+        if lost.is_empty() {
+            return String::new();
+        }
+        format!(
+            " The hypervisor took {} while it ran (steal): the trace's run times include it, the tasks' CPU clocks do not.",
+            lost.join(", ")
+        )
     }
 
     /// The entry of `pid` (the last one, if a recorder wrote several).

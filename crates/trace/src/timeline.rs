@@ -261,6 +261,10 @@ pub struct Anomaly {
     pub line: usize,
     pub pid: Pid,
     pub what: String,
+    /// How far the repaired times may be off, in ns: the width of the window the lost event
+    /// lies in (the task's CPU time is known to ± this); 0 when no time was guessed.
+    #[serde(default)]
+    pub uncertain_ns: u64,
 }
 
 /// Timelines of every task in a trace window.
@@ -314,6 +318,12 @@ struct Builder {
     cpu_switch: Vec<Option<u64>>,
     /// The task each CPU runs, as far as the events tell.
     cpu_task: Vec<Option<Pid>>,
+    /// Time of the last event per CPU in the context of the task `cpu_task` names (idle when
+    /// none): a lost switch on that CPU happened after it.
+    cpu_seen: Vec<Option<u64>>,
+    /// Per CPU, a task seen running there without its switch-in since the CPU's last switch:
+    /// (pid, the window's start, the first event in its context).
+    lost_in: Vec<Option<(Pid, u64, u64)>>,
 }
 
 impl Builder {
@@ -324,7 +334,12 @@ impl Builder {
     }
 
     fn anomaly(&mut self, e: &Event, pid: Pid, what: impl Into<String>) {
-        self.tl.anomalies.push(Anomaly { ts: e.ts, line: e.line, pid, what: what.into() });
+        self.anomaly_within(e, pid, 0, what);
+    }
+
+    /// An anomaly whose repair guessed a time known only to ± `uncertain_ns`.
+    fn anomaly_within(&mut self, e: &Event, pid: Pid, uncertain_ns: u64, what: impl Into<String>) {
+        self.tl.anomalies.push(Anomaly { ts: e.ts, line: e.line, pid, what: what.into(), uncertain_ns });
     }
 
     fn cur(&self, pid: Pid) -> Cur {
@@ -341,9 +356,15 @@ impl Builder {
         let run_start = match self.cur(pid) {
             Cur::Running { cpu: c, since } if c == cpu => since,
             Cur::Running { cpu: c, since } => {
-                self.anomaly(e, pid, format!("switched out on CPU {cpu} while running on CPU {c}: that run ends here"));
+                let guess = cpu_last.unwrap_or(start).max(since);
+                self.anomaly_within(
+                    e,
+                    pid,
+                    ts - guess,
+                    format!("switched out on CPU {cpu} while running on CPU {c}: that run ends here"),
+                );
                 self.close_run(pid, c, since, ts);
-                cpu_last.unwrap_or(start).max(since)
+                guess
             }
             Cur::Unknown if cpu_last.is_none() => {
                 self.task(pid, comm, ts).running_at_start = true;
@@ -357,10 +378,20 @@ impl Builder {
                     _ => start,
                 };
                 let guess = cpu_last.unwrap_or(start).max(since);
-                self.anomaly(
+                // The switch-in lies between the CPU's last sign of another task and this task's
+                // first event there; without that window, anywhere in the run.
+                let (uncertain, window) = match self.lost_in.get(cpu).copied().flatten() {
+                    Some((p, from, to)) if p == pid => {
+                        let (from, to) = (from.max(since), to.max(since));
+                        (from.abs_diff(guess).max(to.abs_diff(guess)), format!(" (it began between {from} and {to})"))
+                    }
+                    _ => (ts - guess, String::new()),
+                };
+                self.anomaly_within(
                     e,
                     pid,
-                    format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}"),
+                    uncertain,
+                    format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}{window}"),
                 );
                 guess
             }
@@ -389,7 +420,8 @@ impl Builder {
     /// An event recorded on a CPU in the context of another task (the line's task column, or
     /// idle) than the one running there by the events so far: that task's switch-out was lost.
     /// Its run ends here and it is taken as blocked (in state `?`) until its next wake-up.
-    fn lost_switch_out(&mut self, e: &Event) {
+    /// `seen`: the CPU's last event in `q`'s context, after which the switch was lost.
+    fn lost_switch_out(&mut self, e: &Event, seen: u64) {
         let Some(current) = e.task else { return };
         let Some(Some(q)) = self.cpu_task.get(e.cpu).copied() else { return };
         if q == current {
@@ -398,7 +430,8 @@ impl Builder {
         self.cpu_task[e.cpu] = None;
         if let Cur::Running { cpu, since } = self.cur(q) {
             if cpu == e.cpu {
-                self.anomaly(e, q, format!("CPU {cpu} switched from another task while it ran there: its switch-out was lost; run ends here, blocked until its next wake-up"));
+                let seen = seen.max(since);
+                self.anomaly_within(e, q, e.ts - seen, format!("CPU {cpu} switched from another task while it ran there: its switch-out was lost (after {seen}); run ends here, blocked until its next wake-up"));
                 self.close_run(q, cpu, since, e.ts);
                 self.cur.insert(q, Cur::Blocked { since: e.ts, state: "?".into() });
                 // A task whose switch-in was lost too is counted from here, not over q's run.
@@ -466,9 +499,25 @@ impl Builder {
         self.cur.insert(pid, Cur::Runnable { since: ts, woken: Some((ts, waking, new_task)) });
     }
 
+    /// Follow whose context the CPU's events are in: an event of another task than the one
+    /// the CPU runs by the events so far means a switch was lost.
+    fn note_context(&mut self, e: &Event) {
+        let Some(current) = e.task else { return };
+        let Some(&running) = self.cpu_task.get(e.cpu) else { return };
+        if running.unwrap_or(0) == current {
+            self.cpu_seen[e.cpu] = Some(e.ts);
+            return;
+        }
+        let seen = self.cpu_seen[e.cpu].or(self.cpu_switch[e.cpu]).unwrap_or(self.tl.start);
+        if current != 0 && self.lost_in[e.cpu].is_none_or(|(p, ..)| p != current) {
+            self.lost_in[e.cpu] = Some((current, seen, e.ts));
+        }
+        self.lost_switch_out(e, seen);
+    }
+
     fn event(&mut self, e: &Event) {
         let ts = e.ts;
-        self.lost_switch_out(e);
+        self.note_context(e);
         match &e.kind {
             EventKind::Switch(s) => {
                 if s.prev_pid != 0 {
@@ -482,6 +531,8 @@ impl Builder {
                 }
                 if let Some(c) = self.cpu_switch.get_mut(e.cpu) {
                     *c = Some(ts);
+                    self.cpu_seen[e.cpu] = Some(ts);
+                    self.lost_in[e.cpu] = None;
                 }
             }
             EventKind::Wakeup(w) => self.wakeup(e, w.pid, &w.comm, w.prio, false),
@@ -589,6 +640,8 @@ impl Timeline {
             last_cpu: BTreeMap::new(),
             cpu_switch: vec![None; cpus],
             cpu_task: vec![None; cpus],
+            cpu_seen: vec![None; cpus],
+            lost_in: vec![None; cpus],
         };
         for e in order {
             b.event(e);
@@ -666,6 +719,26 @@ mod tests {
         assert!(t.anomalies[0].what.contains("wake-up is missing"));
         assert!(t.anomalies[1].what.contains("switch-out was lost"));
         assert!(t.anomalies[2].what.contains("without a switch-in"));
+        // The lost switch on CPU 1 lies between 7's switch-in (45) and 6's first event (50): both
+        // repaired runs are known to ± 5 µs; the lost wake-up guessed no time.
+        let uncertain: Vec<u64> = t.anomalies.iter().map(|a| a.uncertain_ns).collect();
+        assert_eq!(uncertain, vec![0, 5_000, 5_000]);
+    }
+
+    #[test]
+    fn a_run_whose_switch_in_was_lost_is_known_to_the_window_it_began_in() {
+        let t = tl(&[
+            sw(0, 1, 0, "R", 8),
+            sw(10, 1, 8, "S", 0),
+            // Woken from idle at 15; the switch from idle to 9 is lost; 9's first event is at 30.
+            "<idle>-0 [001] d.h2. 1.000015: sched_wakeup: comm=p9 pid=9 prio=120 target_cpu=001".to_string(),
+            "p9-9 [001] d..2. 1.000030: sched_waking: comm=p5 pid=5 prio=120 target_cpu=000".to_string(),
+            sw(40, 1, 9, "S", 0),
+        ]);
+        assert_eq!(t.tasks[&9].runs, vec![Run { cpu: 1, start: 1_000_015_000, end: 1_000_040_000 }]);
+        assert_eq!(t.anomalies.len(), 1);
+        assert!(t.anomalies[0].what.contains("began between 1000015000 and 1000030000"), "{:?}", t.anomalies);
+        assert_eq!(t.anomalies[0].uncertain_ns, 15_000);
     }
 
     #[test]

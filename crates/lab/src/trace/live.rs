@@ -200,9 +200,10 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     for c in children.iter_mut() {
         c.kill()?;
     }
-    let text = recorder.stop()?;
+    let rec = recorder.stop()?;
     let pids = children.iter().map(Child::pid).collect();
-    Ok(LiveRun { text, meta: meta.finish(schedlab_os::affinity::online_cpus()), pids, release_ns, end_ns: stopped_ns })
+    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
+    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns })
 }
 
 #[cfg(test)]

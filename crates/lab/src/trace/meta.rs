@@ -73,12 +73,15 @@ impl Collector {
     }
 
     /// The sidecar.
-    pub fn finish(self, cpus: usize) -> TraceMeta {
+    /// The sidecar; `steal_ns`: what the hypervisor took from each CPU during the recording.
+    pub fn finish(self, cpus: usize, steal_ns: Option<Vec<u64>>) -> TraceMeta {
         TraceMeta {
             version: 1,
             clock: Some("mono".into()),
             cpus: Some(cpus),
             tasks: self.tasks.into_values().collect(),
+            steal_resolution_ns: steal_ns.as_ref().map(|_| schedlab_os::steal::resolution_ns()),
+            steal_ns,
         }
     }
 }

@@ -55,19 +55,21 @@ pub fn record(req: &RecordRequest) -> Result<Section> {
         sleep_until_ns((now + 10_000_000).min(end))?;
     }
     let reaped = child.kill()?;
-    let text = recorder.stop()?;
-    let meta = meta.finish(schedlab_os::affinity::online_cpus());
+    let rec = recorder.stop()?;
+    let text = rec.text;
+    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
     let (tl, stats) = Timeline::from_text(&text, Some(schedlab_trace::Format::Tracefs));
     let tree: Vec<i32> = tl.descendants(root);
     let mut s = Section::new("trace-record", "-", "A scheduler trace of one program");
     s.summary = format!(
-        "{} ran {:.3} s{}; {} events ({} lost), {} of its tasks. Import it with `schedlab trace import {{run dir}}/trace.txt --meta {{run dir}}/meta.json --tree {root}`.",
+        "{} ran {:.3} s{}; {} events ({} lost), {} of its tasks. Import it with `schedlab trace import {{run dir}}/trace.txt --meta {{run dir}}/meta.json --tree {root}`.{}",
         req.argv.join(" "),
         (monotonic_ns() - t0) as f64 / 1e9,
         if timed_out { " (stopped at the time limit)" } else { "" },
         stats.events,
         stats.lost_events(),
-        tree.len()
+        tree.len(),
+        meta.steal_summary()
     );
     if schedlab_os::signals::stop_requested() {
         s.status = Status::Interrupted;
@@ -153,13 +155,14 @@ pub fn record_workload(req: &WorkloadRecordRequest) -> Result<Section> {
     let pid_list: Vec<String> = run.pids.iter().map(i32::to_string).collect();
     s.summary = format!(
         "{} tasks on CPU(s) {:?} for {:.3} s; {} events ({} lost). Import it with `schedlab trace import {{run dir}}/trace.txt \
-         --meta {{run dir}}/meta.json --start-at-exec --pid {}`.",
+         --meta {{run dir}}/meta.json --start-at-exec --pid {}`.{}",
         tasks.len(),
         req.host_cpus,
         (run.end_ns - run.release_ns) as f64 / 1e9,
         stats.events,
         stats.lost_events(),
-        pid_list.join(",")
+        pid_list.join(","),
+        run.meta.steal_summary()
     );
     s.files.push(super::perfetto::file(&tl, &run.pids, "workload", "schedlab trace record --workload")?);
     s.files.push(DataFile::text("trace.txt", run.text));

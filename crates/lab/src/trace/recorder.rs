@@ -21,6 +21,15 @@ pub struct Recorder {
     _fs: TraceFs,
     /// Instances of dead runs removed when this one started.
     pub orphans_removed: usize,
+    steal_at_start: Option<Vec<u64>>,
+}
+
+/// A finished recording.
+pub struct Recording {
+    /// The trace as tracefs text.
+    pub text: String,
+    /// What the hypervisor took from each CPU while it recorded (see [`schedlab_os::steal`]).
+    pub steal_ns: Option<Vec<u64>>,
 }
 
 impl Recorder {
@@ -32,13 +41,19 @@ impl Recorder {
         let mut instance = Instance::create(&fs, &name, BUFFER_KB, SCHED_EVENTS)?;
         instance.enable_filtered(CPU_CLOCK_READS.0, CPU_CLOCK_READS.1)?;
         instance.clear()?;
+        let steal_at_start = schedlab_os::steal::per_cpu_ns();
         instance.on(true)?;
-        Ok(Recorder { instance, _fs: fs, orphans_removed })
+        Ok(Recorder { instance, _fs: fs, orphans_removed, steal_at_start })
     }
 
-    /// Stop recording and return the trace as text; the instance goes away with `self`.
-    pub fn stop(self) -> Result<String> {
+    /// Stop recording and return the trace; the instance goes away with `self`.
+    pub fn stop(self) -> Result<Recording> {
         self.instance.on(false)?;
-        Ok(self.instance.read_text()?)
+        let steal_ns = self
+            .steal_at_start
+            .as_deref()
+            .zip(schedlab_os::steal::per_cpu_ns())
+            .map(|(before, after)| schedlab_os::steal::since(before, &after));
+        Ok(Recording { text: self.instance.read_text()?, steal_ns })
     }
 }

@@ -136,6 +136,10 @@ pub struct ImportedTask {
     pub start: u64,
     /// CPU time imported (= Σ CPU bursts).
     pub cpu_ns: u64,
+    /// How far `cpu_ns` may be off: the sum of the windows of the lost events its runs were
+    /// repaired over (0 when the trace had every switch).
+    #[serde(default)]
+    pub cpu_uncertain_ns: u64,
     /// SCHED_DEADLINE runtime from the metadata (the workload's `runtime`).
     pub dl_runtime_ns: Option<u64>,
     /// A custom slice from the metadata (EEVDF; the workload's `runtime` for a fair task).
@@ -492,6 +496,12 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             name,
             start: p.start,
             cpu_ns,
+            cpu_uncertain_ns: tl
+                .anomalies
+                .iter()
+                .filter(|a| a.pid == p.pid && a.ts >= p.start)
+                .map(|a| a.uncertain_ns)
+                .sum(),
             dl_runtime_ns: p.sched.dl_runtime,
             slice_ns: p.sched.slice,
         });
