@@ -2,7 +2,8 @@
 # One-time machine set-up for schedlab, safe to run again: the Rust components CI checks
 # with, Debian packages the tests and report use (Chromium and a font for the report test,
 # procps for the tests' pgrep/kill, pip for SimPy), SimPy for the simulator peer benchmark,
-# and tracefs mounted for sched_switch tracing.
+# pyarrow (the reference Parquet reader the export test reads our files with), and tracefs
+# mounted for sched_switch tracing.
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -17,7 +18,7 @@ fi
 need_pkgs=()
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium fonts-liberation)
 command -v pgrep >/dev/null 2>&1 || need_pkgs+=(procps)
-if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy, pyarrow' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
   need_pkgs+=(python3-pip)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -30,6 +31,11 @@ fi
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy' 2>/dev/null; then
   say "installing simpy (peer for the simulator benchmark)"
   python3 -m pip install -q simpy 2>/dev/null || python3 -m pip install -q --break-system-packages simpy || say "could not install simpy"
+fi
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pyarrow' 2>/dev/null; then
+  say "installing pyarrow (reads the Parquet files results export writes, in its test)"
+  python3 -m pip install -q pyarrow 2>/dev/null || python3 -m pip install -q --break-system-packages pyarrow \
+    || say "could not install pyarrow"
 fi
 
 if [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/events ]; then

@@ -263,10 +263,10 @@ fn results_commands_show_compare_and_export() {
     assert!((asked["relative"].as_f64().unwrap() - 1.0).abs() < 1e-9);
     let human = String::from_utf8(run_ok(dir.path(), &["results", "compare", "1", "2"]).stdout).unwrap();
     assert!(human.contains("asked_s") && human.contains("+100.0%"), "{human}");
-    let csv = String::from_utf8(run_ok(dir.path(), &["results", "export", "1", "--csv"]).stdout).unwrap();
+    let csv = String::from_utf8(run_ok(dir.path(), &["results", "export", "1", "--format", "leaves"]).stdout).unwrap();
     assert!(csv.starts_with("run,experiment,path,value\n"));
     assert!(csv.lines().any(|l| l == "1,drill-1,results.asked_s,0.03"), "{csv}");
-    run_ok(dir.path(), &["results", "export", "2", "-o", "two.csv"]);
+    run_ok(dir.path(), &["results", "export", "2", "--format", "leaves", "-o", "two.csv"]);
     assert!(std::fs::read_to_string(dir.path().join("two.csv")).unwrap().contains("2,drill-2,results.asked_s,0.06"));
     let list =
         String::from_utf8(run_ok(dir.path(), &["results", "list", "--status", "completed", "--limit", "1"]).stdout)

@@ -24,6 +24,7 @@ pub mod stats;
 pub mod svg;
 pub mod table;
 pub mod tidy;
+pub mod tidy_parquet;
 pub mod trace_event;
 
 /// schedlab's version.

@@ -1,6 +1,7 @@
 //! `schedlab results`: the results database — list, show, compare, export and merge past
 //! runs, and rebuild the HTML report from it (e.g. after merging shards).
 
+mod export;
 mod views;
 
 use crate::host::{self, Host};
@@ -8,7 +9,6 @@ use crate::output;
 use clap::Subcommand;
 use schedlab_report::db::{Filter, RunStatus, DEFAULT_PATH};
 use schedlab_report::html::{self, RunInfo};
-use schedlab_report::leaves;
 use schedlab_report::section::Table;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -26,7 +26,9 @@ Examples:
   schedlab results list --experiment timers --limit 5
   schedlab results show 12                    one run: parameters, machine, tables, verdicts
   schedlab results compare 12 19              what changed between two runs (numeric leaves)
-  schedlab results export 12 > run12.csv      every leaf of the results document as CSV
+  schedlab results export 12 -o run12/        every table of run 12 as a tidy CSV file
+  schedlab results export 12 --table 1 --format parquet -o t.parquet
+  schedlab results export 12 --format leaves  every leaf of the results document as CSV
   schedlab results merge shard1/schedlab.db shard2/schedlab.db --db all.db
   schedlab results report --db all.db         rebuild report/index.html from the latest runs";
 
@@ -78,15 +80,21 @@ enum Cmd {
         #[arg(long, default_value_t = 60)]
         limit: usize,
     },
-    /// Export one run's results document as CSV (run, experiment, path, value per leaf).
+    /// Export one run's tables, tidy (snake_case headers with units, plain numbers, labels as
+    /// text), as CSV or Parquet — one file per table — or every leaf of its results document.
     Export {
         /// Run id.
         id: i64,
-        /// CSV (the default; --json prints the whole run instead).
-        #[arg(long)]
-        csv: bool,
-        /// Write to this file instead of stdout.
-        #[arg(long, short, value_name = "FILE")]
+        /// csv or parquet: the tables; leaves: run, experiment, path, value per leaf of the
+        /// results document (--json prints the whole run instead).
+        #[arg(long, value_enum, default_value = "csv")]
+        format: export::ExportFormat,
+        /// Only the table with this number (1 = the first, as `results show` lists them).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        table: Option<u32>,
+        /// Write here instead of stdout: a file for one table (or the leaves), a directory
+        /// (created) for several tables, one file each.
+        #[arg(long, short, value_name = "PATH")]
         output: Option<PathBuf>,
     },
     /// Merge other results databases (e.g. shards) into --db; runs already there are skipped.
@@ -138,21 +146,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let (ra, rb) = (db.get(a)?, db.get(b)?);
             compare(&ra, &rb, all, limit, args.json)
         }
-        Cmd::Export { id, csv: _, output } => {
+        Cmd::Export { id, format, table, output } => {
             let db = host::open_existing_db(&args.db)?;
             let run = db.get(id)?;
-            let mut out: Box<dyn Write> = match &output {
-                Some(p) => {
-                    Box::new(std::fs::File::create(p).map_err(|e| anyhow::anyhow!("creating {}: {e}", p.display()))?)
-                }
-                None => Box::new(std::io::stdout().lock()),
-            };
             if args.json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&run)?)?;
-                return Ok(());
+                let text = serde_json::to_string_pretty(&run)? + "\n";
+                return match &output {
+                    Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display())),
+                    None => Ok(std::io::stdout().lock().write_all(text.as_bytes())?),
+                };
             }
-            out.write_all(leaves::to_csv(run.id, &run.experiment, &run.data).as_bytes())?;
-            Ok(out.flush()?)
+            export::export(&run, format, table.map(|n| n as usize), output.as_deref())
         }
         Cmd::Merge { sources } => {
             for s in &sources {
