@@ -7,7 +7,7 @@
 //!   (the header then says `_pct`) or `×` (`_ratio`); dashes and `n/a` become empty cells.
 //! - A column of values with intervals (`8.3 [8.2–8.3]`, `104 ± 12`) splits into the value and
 //!   `_lo`/`_hi` or `_pm` columns; `A–B` ranges into `_lo`/`_hi`; a value with a remark
-//!   (`81 (45% ✗)`) into the value and a `_note` text column.
+//!   (`81 (45% ✗)`) into the value and a `_note` text column; one column may mix these.
 //! - A column whose cells are partly numbers and partly words (`not supported`) keeps the
 //!   numbers and moves the words to a `_note` column.
 //!
@@ -83,25 +83,6 @@ fn is_empty_mark(cell: &str) -> bool {
     matches!(cell.trim(), "" | "-" | "–" | "—" | "n/a" | "N/A")
 }
 
-/// How one column is written out.
-#[derive(Debug, Clone, PartialEq)]
-enum Shape {
-    /// Every non-empty cell is a number (with this unit suffix, if any).
-    Number(&'static str),
-    /// `v [lo–hi]`.
-    Interval,
-    /// `v ± e`.
-    PlusMinus,
-    /// `lo–hi`.
-    Range,
-    /// `v (remark)` in some cells; plain numbers or words in the others.
-    Remarked,
-    /// Numbers and words: the words go to a note column.
-    Mixed,
-    /// Labels.
-    Text,
-}
-
 fn interval(cell: &str) -> Option<(String, String, String)> {
     let (v, rest) = cell.split_once('[')?;
     let (lo, hi) = rest.strip_suffix(']')?.split_once('–')?;
@@ -118,107 +99,85 @@ fn range(cell: &str) -> Option<(String, String)> {
     (number(lo).is_some() && number(hi).is_some()).then(|| (lo.trim().into(), hi.trim().into()))
 }
 
-fn remarked(cell: &str) -> Option<(String, String)> {
-    let (v, rest) = cell.split_once(" (")?;
-    let note = rest.strip_suffix(')')?;
-    number(v).map(|_| (v.trim().into(), note.trim().into()))
+/// A printed cell taken apart: its value, interval or ± error, and the words beside them.
+#[derive(Debug, Default)]
+struct Parts {
+    value: Option<String>,
+    /// The value's unit suffix (`pct`, `ratio`), if it had one.
+    unit: &'static str,
+    lo: Option<String>,
+    hi: Option<String>,
+    pm: Option<String>,
+    note: Option<String>,
 }
 
-fn shape_of(cells: &[&str]) -> Shape {
-    let cells: Vec<&str> = cells.iter().copied().filter(|c| !is_empty_mark(c)).collect();
-    if cells.is_empty() {
-        return Shape::Number("");
+/// The parts of a cell: `v`, `v [lo–hi]`, `v ± e` or `lo–hi`, each optionally followed by a
+/// remark in parentheses (`81 (45% ✗)`); anything else is words, kept whole as the note.
+fn parts(cell: &str) -> Parts {
+    let c = cell.trim();
+    let remarked = c.split_once(" (").and_then(|(v, rest)| Some((v, rest.strip_suffix(')')?)));
+    if let Some(mut p) = remarked.and_then(|(v, _)| value_parts(v)) {
+        p.note = remarked.map(|(_, note)| note.trim().to_string());
+        return p;
     }
-    let all = |f: &dyn Fn(&str) -> bool| cells.iter().all(|c| f(c));
-    let nums: Vec<Option<(f64, &str)>> = cells.iter().map(|c| number(c)).collect();
-    if nums.iter().all(Option::is_some) {
-        let units: Vec<&str> = nums.iter().flatten().map(|n| n.1).collect();
-        let unit = units[0];
-        if units.iter().all(|u| *u == unit) {
-            return Shape::Number(unit);
-        }
-    }
-    let num = |s: &str| number(s).is_some();
-    if all(&|c| interval(c).is_some_and(|(v, lo, hi)| num(&v) && num(&lo) && num(&hi))) {
-        return Shape::Interval;
-    }
-    if all(&|c| plus_minus(c).is_some_and(|(v, e)| num(&v) && num(&e))) {
-        return Shape::PlusMinus;
-    }
-    if all(&|c| range(c).is_some()) {
-        return Shape::Range;
-    }
-    if cells.iter().any(|c| remarked(c).is_some()) {
-        return Shape::Remarked;
-    }
-    if nums.iter().any(Option::is_some) {
-        Shape::Mixed
-    } else {
-        Shape::Text
-    }
+    value_parts(c).unwrap_or_else(|| Parts { note: Some(c.to_string()), ..Parts::default() })
 }
 
-/// A number as its plain text (no unit, no decoration); empty for an empty mark.
-fn plain(cell: &str) -> String {
-    if is_empty_mark(cell) {
-        return String::new();
+fn value_parts(c: &str) -> Option<Parts> {
+    let num = |s: &str| number(s).map(|(v, unit)| (format!("{v}"), unit));
+    if let Some((value, unit)) = num(c) {
+        return Some(Parts { value: Some(value), unit, ..Parts::default() });
     }
-    number(cell).map(|(v, _)| format!("{v}")).unwrap_or_default()
+    if let Some((v, lo, hi)) = interval(c) {
+        let ((value, unit), (lo, _), (hi, _)) = (num(&v)?, num(&lo)?, num(&hi)?);
+        return Some(Parts { value: Some(value), unit, lo: Some(lo), hi: Some(hi), ..Parts::default() });
+    }
+    if let Some((v, e)) = plus_minus(c) {
+        let ((value, unit), (pm, _)) = (num(&v)?, num(&e)?);
+        return Some(Parts { value: Some(value), unit, pm: Some(pm), ..Parts::default() });
+    }
+    let (lo, hi) = range(c)?;
+    Some(Parts { lo: Some(num(&lo)?.0), hi: Some(num(&hi)?.0), ..Parts::default() })
 }
 
-/// The tidy form of a printed table.
+/// The tidy form of a printed table. Each column becomes its values (named with their unit),
+/// then `_lo`/`_hi` if any cell had an interval or range, `_pm` if any had a ± error, and
+/// `_note` if any had a remark or words instead of a number; a column of words only stays text.
 pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
     let mut out_cols: Vec<String> = Vec::new();
     let mut out_rows: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
     for (j, header) in columns.iter().enumerate() {
         let cells: Vec<&str> = rows.iter().map(|r| r.get(j).map_or("", String::as_str)).collect();
         let name = snake(header);
-        let shape = shape_of(&cells);
-        let mut push = |col: String, f: &dyn Fn(&str) -> String| {
+        let parsed: Vec<Option<Parts>> = cells.iter().map(|c| (!is_empty_mark(c)).then(|| parts(c))).collect();
+        let present: Vec<&Parts> = parsed.iter().flatten().collect();
+        let any = |f: &dyn Fn(&Parts) -> bool| present.iter().any(|p| f(p));
+        let mut push = |col: String, f: &dyn Fn(&Parts) -> Option<String>| {
             out_cols.push(col);
-            for (r, c) in out_rows.iter_mut().zip(&cells) {
-                r.push(if is_empty_mark(c) { String::new() } else { f(c) });
+            for (r, p) in out_rows.iter_mut().zip(&parsed) {
+                r.push(p.as_ref().and_then(f).unwrap_or_default());
             }
         };
-        match shape {
-            Shape::Number(unit) => {
-                let col = if unit.is_empty() || name.ends_with(unit) { name } else { format!("{name}_{unit}") };
-                push(col, &plain);
-            }
-            Shape::Interval => {
-                let part =
-                    |i: usize| move |c: &str| interval(c).map(|t| plain([&t.0, &t.1, &t.2][i])).unwrap_or_default();
-                push(name.clone(), &part(0));
-                push(format!("{name}_lo"), &part(1));
-                push(format!("{name}_hi"), &part(2));
-            }
-            Shape::PlusMinus => {
-                push(name.clone(), &|c| plus_minus(c).map(|t| plain(&t.0)).unwrap_or_default());
-                push(format!("{name}_pm"), &|c| plus_minus(c).map(|t| plain(&t.1)).unwrap_or_default());
-            }
-            Shape::Range => {
-                push(format!("{name}_lo"), &|c| range(c).map(|t| plain(&t.0)).unwrap_or_default());
-                push(format!("{name}_hi"), &|c| range(c).map(|t| plain(&t.1)).unwrap_or_default());
-            }
-            Shape::Remarked => {
-                push(name.clone(), &|c| remarked(c).map_or_else(|| plain(c), |t| plain(&t.0)));
-                push(format!("{name}_note"), &|c| match remarked(c) {
-                    Some(t) => t.1,
-                    None if number(c).is_some() => String::new(),
-                    None => c.trim().to_string(),
-                });
-            }
-            Shape::Mixed => {
-                push(name.clone(), &plain);
-                push(format!("{name}_note"), &|c| {
-                    if number(c).is_some() {
-                        String::new()
-                    } else {
-                        c.trim().to_string()
-                    }
-                });
-            }
-            Shape::Text => push(name, &|c| c.trim().to_string()),
+        let numeric = any(&|p| p.value.is_some() || p.lo.is_some());
+        if !numeric && !present.is_empty() {
+            push(name, &|p| p.note.clone());
+            continue;
+        }
+        if any(&|p| p.value.is_some()) || present.is_empty() {
+            let units: Vec<&str> = present.iter().filter(|p| p.value.is_some()).map(|p| p.unit).collect();
+            let unit = units.first().copied().filter(|u| units.iter().all(|x| x == u)).unwrap_or("");
+            let col = if unit.is_empty() || name.ends_with(unit) { name.clone() } else { format!("{name}_{unit}") };
+            push(col, &|p| p.value.clone());
+        }
+        if any(&|p| p.lo.is_some()) {
+            push(format!("{name}_lo"), &|p| p.lo.clone());
+            push(format!("{name}_hi"), &|p| p.hi.clone());
+        }
+        if any(&|p| p.pm.is_some()) {
+            push(format!("{name}_pm"), &|p| p.pm.clone());
+        }
+        if any(&|p| p.note.is_some()) {
+            push(format!("{name}_note"), &|p| p.note.clone());
         }
     }
     TidyTable { columns: unique(out_cols), rows: out_rows }
@@ -289,6 +248,18 @@ mod tests {
         );
         assert_eq!(x.rows[0], ["rr", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45% ✗", "104", "12.02"]);
         assert_eq!(x.rows[1], ["fcfs", "", "16", "", "9", "8", "10", "2", "", "not run", "3", "1"]);
+    }
+
+    #[test]
+    fn intervals_and_remarks_mix_in_one_column() {
+        // validate's tables: a live row (mean and range over repeats) above a model row (mean,
+        // error and mark).
+        let x = t(&["CPU share %"], &[&["26.5 [26.4–26.6]"], &["26.4 (0.1 pp ✓)"], &["–"], &["none ✗"]]);
+        assert_eq!(x.columns, ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_note"]);
+        assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", ""]);
+        assert_eq!(x.rows[1], ["26.4", "", "", "0.1 pp ✓"]);
+        assert_eq!(x.rows[2], ["", "", "", ""]);
+        assert_eq!(x.rows[3], ["", "", "", "none ✗"]);
     }
 
     #[test]
