@@ -369,7 +369,7 @@ fn sigint_during_the_benchmark_kills_the_loads_and_restores() {
         .args(["taskman", "bench", "--quick", "--json", "--loads", "load1", "--reps", "100", "--passes", "2", "--out"])
         .arg(out_dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(out_dir.path().join("stderr.txt")).unwrap())
         .spawn()
         .unwrap();
     let me = child.id().to_string();
@@ -385,7 +385,9 @@ fn sigint_during_the_benchmark_kills_the_loads_and_restores() {
     assert_eq!(st.signal(), Some(2), "{st:?}");
     let leftovers = Command::new("pgrep").args(["-f", "taskman load --bytes"]).output().unwrap();
     assert!(leftovers.stdout.is_empty(), "loads left: {}", String::from_utf8_lossy(&leftovers.stdout));
-    assert_eq!(irq_masks(), before);
-    assert!(!irq_masks_journaled());
+    // What the run said (a mask it could not put back is named there) goes with a failure.
+    let said = std::fs::read_to_string(out_dir.path().join("stderr.txt")).unwrap_or_default();
+    assert_eq!(irq_masks(), before, "IRQ masks changed; the run said:\n{said}");
+    assert!(!irq_masks_journaled(), "an IRQ change is still journaled; the run said:\n{said}");
     assert!(our_rt_threads("taskman-w").is_empty());
 }

@@ -22,6 +22,16 @@ pub const DEFAULT_STATE_DIR: &str = "/run/schedlab";
 const PROC_IRQ: &str = "/proc/irq";
 const LOCK: &str = "irq.lock";
 
+/// Masks this process failed to put back (an IRQ whose earlier move had not completed), by
+/// IRQ. A later steering in the same process saves these as the old masks instead of the
+/// steered ones it reads, so its restore still aims at the machine as it was found.
+static OWED: std::sync::Mutex<std::collections::BTreeMap<u32, String>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn owed() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<u32, String>> {
+    OWED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Every IRQ number that has a directory under `/proc/irq`, sorted.
 pub fn list_irqs() -> OsResult<Vec<u32>> {
     let rd = std::fs::read_dir(PROC_IRQ).map_err(|e| OsError::from_io(format!("listing {PROC_IRQ}"), e))?;
@@ -113,7 +123,13 @@ impl IrqSteering {
         if !healed.is_empty() {
             eprintln!("schedlab: undid what an earlier run left: {}", healed.undone.join(", "));
         }
-        let saved: Vec<SavedMask> = snapshot()?.into_iter().map(|(irq, mask)| SavedMask { irq, mask }).collect();
+        let saved: Vec<SavedMask> = {
+            let owed = owed();
+            snapshot()?
+                .into_iter()
+                .map(|(irq, mask)| SavedMask { irq, mask: owed.get(&irq).cloned().unwrap_or(mask) })
+                .collect()
+        };
         let entry = crate::journal::record(crate::journal::Change::IrqMasks { saved: saved.clone() })?;
         let mut moved = Vec::new();
         let mut refused = Vec::new();
@@ -174,10 +190,18 @@ pub(crate) fn write_back(saved: &[SavedMask]) -> RestoreReport {
     let mut r = RestoreReport::default();
     for s in saved {
         match write_back_one(s) {
-            Ok(()) => r.restored.push(s.irq),
+            Ok(()) => {
+                owed().remove(&s.irq);
+                r.restored.push(s.irq)
+            }
             // An IRQ that vanished (device removed) needs no restore.
-            Err(_) if !Path::new(&format!("{PROC_IRQ}/{}", s.irq)).exists() => {}
-            Err(e) => r.failed.push(Refusal { irq: s.irq, error: describe(&e) }),
+            Err(_) if !Path::new(&format!("{PROC_IRQ}/{}", s.irq)).exists() => {
+                owed().remove(&s.irq);
+            }
+            Err(e) => {
+                owed().insert(s.irq, s.mask.clone());
+                r.failed.push(Refusal { irq: s.irq, error: describe(&e) })
+            }
         }
     }
     r
