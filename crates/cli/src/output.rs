@@ -97,16 +97,16 @@ pub fn print_as(s: &Section, format: Format, people: impl FnOnce(&Section)) -> R
     match format {
         Format::Table => people(s),
         Format::Json => print_json(&s.data)?,
-        Format::Csv => print!("{}", tables_as_csv(s)),
+        Format::Csv => print!("{}", tables_as_csv(&s.tables)),
         Format::Jsonl => print!("{}", tables_as_jsonl(s)?),
     }
     Ok(())
 }
 
 /// Every table, tidy, as CSV after a `# title` line; a blank line between tables.
-fn tables_as_csv(s: &Section) -> String {
+pub fn tables_as_csv<'a>(tables: impl IntoIterator<Item = &'a schedlab_report::section::Table>) -> String {
     let mut out = String::new();
-    for (i, t) in s.tables.iter().enumerate() {
+    for (i, t) in tables.into_iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }

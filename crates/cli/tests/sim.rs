@@ -12,6 +12,13 @@ fn schedlab(args: &[&str], out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).arg("--out").arg(out).output().expect("run schedlab")
 }
 
+/// `schedlab` that must succeed (its stderr is the failure message).
+fn ok(args: &[&str], out: &Path) -> Output {
+    let o = schedlab(args, out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -25,7 +32,7 @@ fn run_json_has_the_textbook_numbers() {
     let d = tempfile::tempdir().unwrap();
     let w = write(d.path(), "w.json", CLASSIC);
     let gantt = d.path().join("g.svg");
-    let o = schedlab(
+    let o = ok(
         &[
             "sim",
             "run",
@@ -41,7 +48,6 @@ fn run_json_has_the_textbook_numbers() {
         ],
         d.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("exactly one JSON document on stdout");
     let p = &doc["results"]["policies"];
     assert_eq!(p[0]["policy"], "fcfs");
@@ -63,7 +69,7 @@ fn run_json_has_the_textbook_numbers() {
 #[test]
 fn human_table_marks_the_best() {
     let d = tempfile::tempdir().unwrap();
-    let o = schedlab(
+    let o = ok(
         &[
             "sim",
             "run",
@@ -79,7 +85,6 @@ fn human_table_marks_the_best() {
         ],
         d.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = String::from_utf8_lossy(&o.stdout);
     // Whitespace-split words of the two policy rows: the border, the policy and "(per-CPU
     // queues)" come first, so avg waiting is word 4 and ctx switches word 11.
@@ -145,8 +150,7 @@ fn help_teaches_priorities_and_units() {
 #[test]
 fn wrr_study_reproduces_the_work_folds() {
     let d = tempfile::tempdir().unwrap();
-    let o = schedlab(&["sim", "wrr-study", "--orders", "48", "--json"], d.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&["sim", "wrr-study", "--orders", "48", "--json"], d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let folds: Vec<f64> = doc["results"]["work_fold"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     for (f, w) in folds.iter().zip([1.0, 4.0, 8.0, 12.0, 16.0, 20.0]) {
@@ -162,8 +166,7 @@ fn wrr_study_reproduces_the_work_folds() {
 #[test]
 fn bench_reports_events_per_second() {
     let d = tempfile::tempdir().unwrap();
-    let o = schedlab(&["sim", "bench", "--tasks", "2000", "--repeat", "1", "--json"], d.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&["sim", "bench", "--tasks", "2000", "--repeat", "1", "--json"], d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = doc["results"]["rows"].as_array().unwrap();
     // rr and cfs, each producing overall metrics only and per-task records as well.
@@ -188,8 +191,7 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     let d = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/sim/simpy_rr.py");
     let args = ["sim", "bench", "--tasks", "2000", "--repeat", "2", "--policy", "rr:quantum=2ms", "--simpy"];
-    let o = schedlab(&[&args[..], &["--simpy-script", script, "--json"]].concat(), d.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&[&args[..], &["--simpy-script", script, "--json"]].concat(), d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = doc["results"]["rows"].as_array().unwrap();
     let simpy = rows.iter().find(|r| r["engine"] == "simpy").expect("a SimPy row");
@@ -215,8 +217,7 @@ fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
             {"name":"dl","bursts":[10000],"class":"deadline","runtime":2,"deadline":10,"period":10},
             {"name":"hog","bursts":[10000]}]}"#,
     );
-    let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "linux", "--horizon", "1000ms", "--json"], d.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&["sim", "run", "--workload", &w, "--policy", "linux", "--horizon", "1000ms", "--json"], d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let tasks = doc["results"]["policies"][0]["tasks"].as_array().unwrap();
     let task = |n: &str| tasks.iter().find(|t| t["name"] == n).unwrap();
@@ -235,7 +236,7 @@ fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
         r#"{"tasks":[{"name":"A","bursts":[5,3,4]},{"name":"B","bursts":[6]},{"name":"C","arrival":2,"bursts":[2]}]}"#,
     );
     let trace = d.path().join("t.json");
-    let o = schedlab(
+    ok(
         &[
             "sim",
             "run",
@@ -250,7 +251,6 @@ fn trace_out_is_trace_event_json_with_a_track_per_cpu_and_per_task() {
         ],
         d.path(),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     trace_event::check_format(&doc).unwrap();
     // The checker can fail: an unnamed track, a step back in time and an open B are caught.
@@ -376,8 +376,7 @@ fn the_gantt_of_a_thousand_tasks_stays_small_and_a_window_narrows_it() {
         if let Some(w) = window {
             args.extend(["--window", w]);
         }
-        let o = schedlab(&args, d.path());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        ok(&args, d.path());
     }
     let (full, part) = (std::fs::read_to_string(full).unwrap(), std::fs::read_to_string(part).unwrap());
     assert!(full.len() < 200_000, "the chart of 1,000 tasks is {} bytes", full.len());
@@ -472,8 +471,7 @@ fn a_yaml_workload_runs_like_its_json_twin() {
         "cpus: 1\ntasks:\n  - {name: P1, arrival: 0, bursts: [24]}\n  - {name: P2, arrival: 0, bursts: [3]}\n  - {name: P3, arrival: 0, bursts: [3]}\n",
     );
     let results = |w: &str| {
-        let o = schedlab(&["sim", "run", "--workload", w, "--policy", "rr:quantum=4ms", "--json"], d.path());
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = ok(&["sim", "run", "--workload", w, "--policy", "rr:quantum=4ms", "--json"], d.path());
         serde_json::from_slice::<Value>(&o.stdout).unwrap()["results"].clone()
     };
     assert_eq!(results(&yaml), results(&json));
@@ -488,7 +486,7 @@ fn format_csv_and_jsonl_print_the_tables_tidy() {
     let d = tempfile::tempdir().unwrap();
     let w = write(d.path(), "w.json", CLASSIC);
     let out = |format: &str| {
-        let o = schedlab(
+        let o = ok(
             &[
                 "sim",
                 "run",
@@ -504,7 +502,6 @@ fn format_csv_and_jsonl_print_the_tables_tidy() {
             ],
             d.path(),
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
     let csv = out("csv");
@@ -547,9 +544,7 @@ fn convert_moves_a_workload_between_schedlab_yaml_and_rt_app() {
     // rt-app's example: 10 ms every 100 ms for 2 s is a periodic task of 20 jobs, and runs as one.
     let w: Value = serde_json::from_str(&std::fs::read_to_string(p("a.json")).unwrap()).unwrap();
     assert_eq!((w["tasks"][0]["period"].as_f64(), w["tasks"][0]["jobs"].as_u64()), (Some(100.0), Some(20)));
-    let o =
-        schedlab(&["sim", "run", "--workload", &rtapp_example, "--policy", "linux", "--json", "--no-save"], d.path());
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&["sim", "run", "--workload", &rtapp_example, "--policy", "linux", "--json", "--no-save"], d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["results"]["policies"][0]["tasks"][0]["cpu"].as_f64(), Some(200.0), "20 jobs × 10 ms");
     // What rt-app cannot express is refused by name: a lock.

@@ -508,7 +508,7 @@ impl Builder {
             self.cpu_seen[e.cpu] = Some(e.ts);
             return;
         }
-        let seen = self.cpu_seen[e.cpu].or(self.cpu_switch[e.cpu]).unwrap_or(self.tl.start);
+        let seen = self.cpu_seen[e.cpu].unwrap_or(self.tl.start);
         if current != 0 && self.lost_in[e.cpu].is_none_or(|(p, ..)| p != current) {
             self.lost_in[e.cpu] = Some((current, seen, e.ts));
         }

@@ -45,9 +45,8 @@ pub fn export(run: &Run, format: ExportFormat, table: Option<usize>, output: Opt
     let Some(dir) = output else {
         if format == ExportFormat::Csv {
             // Several CSV tables on stdout: each after a `# title` line, as `--format csv` prints.
-            let text: Vec<String> =
-                tables.iter().map(|(_, t)| format!("# {}\n{}", t.title, tidy(&t.columns, &t.rows).to_csv())).collect();
-            return write_out(None, text.join("\n").as_bytes(), false);
+            let text = crate::output::tables_as_csv(tables.iter().map(|(_, t)| *t));
+            return write_out(None, text.as_bytes(), false);
         }
         schedlab_os::bail_usage!(
             "run {} has {} tables: give --output DIR for one Parquet file each, or --table N for one ({})",
@@ -66,10 +65,14 @@ pub fn export(run: &Run, format: ExportFormat, table: Option<usize>, output: Opt
     Ok(())
 }
 
-/// The tables asked for, each with its number (1 = first).
+/// Every table of `run` with its number (1 = first).
+fn numbered_tables(run: &Run) -> Vec<(usize, &Table)> {
+    run.section.iter().flat_map(|s| s.tables.iter()).enumerate().map(|(i, t)| (i + 1, t)).collect()
+}
+
+/// The tables asked for, each with its number.
 fn chosen_tables(run: &Run, table: Option<usize>) -> anyhow::Result<Vec<(usize, &Table)>> {
-    let all: Vec<(usize, &Table)> =
-        run.section.iter().flat_map(|s| s.tables.iter()).enumerate().map(|(i, t)| (i + 1, t)).collect();
+    let all = numbered_tables(run);
     if all.is_empty() {
         anyhow::bail!(
             "run {} has no tables (status {}); `--format leaves` exports its results document",
@@ -87,13 +90,7 @@ fn chosen_tables(run: &Run, table: Option<usize>) -> anyhow::Result<Vec<(usize, 
 }
 
 fn titles(run: &Run) -> String {
-    let names: Vec<String> = run
-        .section
-        .iter()
-        .flat_map(|s| s.tables.iter())
-        .enumerate()
-        .map(|(i, t)| format!("{}: {}", i + 1, t.title))
-        .collect();
+    let names: Vec<String> = numbered_tables(run).iter().map(|(n, t)| format!("{n}: {}", t.title)).collect();
     names.join("; ")
 }
 
@@ -115,7 +112,7 @@ fn encode(run: &Run, t: &Table, format: ExportFormat) -> anyhow::Result<Vec<u8>>
 }
 
 /// Write `bytes` to `output`, or to stdout — unless they are binary and stdout is a terminal.
-fn write_out(output: Option<&Path>, bytes: &[u8], binary: bool) -> anyhow::Result<()> {
+pub fn write_out(output: Option<&Path>, bytes: &[u8], binary: bool) -> anyhow::Result<()> {
     match output {
         Some(p) => std::fs::write(p, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display())),
         None => {

@@ -11,7 +11,6 @@ use schedlab_report::db::{Filter, RunStatus, DEFAULT_PATH};
 use schedlab_report::html::{self, RunInfo};
 use schedlab_report::section::Table;
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::PathBuf;
 use views::{compare, list_table, show, summary_json};
 
@@ -151,10 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let run = db.get(id)?;
             if args.json {
                 let text = serde_json::to_string_pretty(&run)? + "\n";
-                return match &output {
-                    Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display())),
-                    None => Ok(std::io::stdout().lock().write_all(text.as_bytes())?),
-                };
+                return export::write_out(output.as_deref(), text.as_bytes(), false);
             }
             export::export(&run, format, table.map(|n| n as usize), output.as_deref())
         }
