@@ -4,6 +4,7 @@
 
 use super::compare::{self, TickChoice};
 use super::gantt;
+use super::os_models;
 use crate::Scale;
 use schedlab_report::section::{Figure, Section, Table, Verdict};
 use schedlab_sim::engine::{SimConfig, SimResult};
@@ -134,6 +135,8 @@ pub fn section(scale: Scale) -> Section {
     let (v, t3) = solaris_check();
     s.verdicts.push(v);
     s.tables.push(t3);
+    let os = os_models::run(scale);
+    s.tables.push(os_models::table(&os, scale));
     s.summary = format!(
         "Textbook cases and {} policies on a {}-task mixed workload (2 CPUs, global queue; rr and cfs also with per-CPU queues).",
         results.len(),
@@ -142,6 +145,7 @@ pub fn section(scale: Scale) -> Section {
     s.results = json!({
         "textbook": textbook_cases().iter().map(|(c, _, p, e)| json!({"case": c, "policy": p, "textbook_ms": e})).collect::<Vec<_>>(),
         "mixed": summary_json(&results, &cfg),
+        "os_models": os_models::json(&os),
     });
     s
 }

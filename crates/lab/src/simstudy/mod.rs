@@ -6,6 +6,7 @@ pub mod bench;
 pub mod catalogue;
 pub mod compare;
 pub mod gantt;
+pub mod os_models;
 pub mod trace_out;
 pub mod wrr_section;
 pub mod wrr_study;
