@@ -287,6 +287,8 @@ pub fn policy_json(r: &SimResult) -> Value {
             "quantum_expiries": t.quantum_expiries,
             "migrations": t.migrations,
             "deadline_misses": t.deadline_misses,
+            "jobs_done": t.jobs_done,
+            "jobs_skipped": t.jobs_skipped,
         })).collect::<Vec<_>>(),
     })
 }

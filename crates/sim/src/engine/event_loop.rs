@@ -6,7 +6,7 @@
 use super::event::{EventQueue, Kind};
 use super::locks::Locks;
 use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
-use super::{Blocked, SimConfig, SimResult, Slice};
+use super::{Blocked, OnMiss, SimConfig, SimResult, Slice};
 use crate::metrics::{Accum, TaskSums};
 use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
@@ -287,6 +287,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.remaining = ts.burst;
         ts.next_wake = 0;
         ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
+        ts.job = spec.period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
         self.make_ready(t, why);
     }
 
@@ -540,14 +541,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let ran = ts.remaining;
         ts.cpu += ran;
         if self.cfg.record_slices && ran > 0 {
-            self.slices.push(Slice {
-                task: t,
-                cpu: c,
-                start,
-                end: start + ran,
-                job: ts.jobs_done,
-                burst: ts.burst_idx,
-            });
+            self.slices.push(Slice { task: t, cpu: c, start, end: start + ran, job: ts.job, burst: ts.burst_idx });
         }
         ts.burst_idx += 2;
         ts.burst = spec.bursts[ts.burst_idx as usize];
@@ -595,14 +589,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.remaining -= ran;
         ts.cpu += ran;
         if !LEAN && self.cfg.record_slices && ran > 0 {
-            self.slices.push(Slice {
-                task: t,
-                cpu: c,
-                start,
-                end: start + ran,
-                job: ts.jobs_done,
-                burst: ts.burst_idx,
-            });
+            self.slices.push(Slice { task: t, cpu: c, start, end: start + ran, job: ts.job, burst: ts.burst_idx });
         }
         let q = ts.queue as usize;
         self.queues[q].charge(t, ran, now);
@@ -649,12 +636,20 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.jobs_done += 1;
         if ts.deadline != NONE && now > ts.deadline {
             ts.misses += 1;
+            if !LEAN && self.cfg.on_miss == OnMiss::Skip {
+                // Releases at or after the deadline came while this job was late.
+                if let Some(waiting) = self.backlog.get_mut(&t) {
+                    let before = waiting.len();
+                    waiting.retain(|&rel| rel < ts.deadline);
+                    ts.jobs_skipped += (before - waiting.len()) as u32;
+                }
+            }
         }
         let next =
             if LEAN || self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
         if let Some(rel) = next {
             self.start_job(t, rel, EnqueueReason::Woken);
-        } else if ts.jobs_done < spec.jobs {
+        } else if ts.jobs_done + ts.jobs_skipped < spec.jobs {
             ts.phase = Phase::Sleeping;
             let q = ts.queue as usize;
             self.queues[q].blocked(t, now);

@@ -44,6 +44,21 @@ pub struct SimConfig {
     pub tick: Option<Dur>,
     /// How long wake-ups take to act (all 0 by default: at once).
     pub wake: WakeDelays,
+    /// What happens to the releases of a periodic task while one of its jobs is late.
+    pub on_miss: OnMiss,
+}
+
+/// What a periodic task does when a job misses its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMiss {
+    /// The late job runs to its end; the jobs released meanwhile wait their turn, in order.
+    #[default]
+    Continue,
+    /// The late job runs to its end; the jobs released after its deadline passed, while it was
+    /// still running, are skipped (not run; counted in `jobs_skipped`). The task goes on with
+    /// the next release after the late job's end.
+    Skip,
 }
 
 impl Default for SimConfig {
@@ -58,6 +73,7 @@ impl Default for SimConfig {
             check_invariants: false,
             tick: None,
             wake: WakeDelays::default(),
+            on_miss: OnMiss::Continue,
         }
     }
 }
@@ -137,6 +153,8 @@ pub struct TaskResult {
     pub migrations: u64,
     pub deadline_misses: u64,
     pub jobs_done: u32,
+    /// Jobs skipped under [`OnMiss::Skip`].
+    pub jobs_skipped: u32,
 }
 
 /// Everything a run produced.

@@ -58,6 +58,9 @@ pub(super) struct TaskState {
     pub first_run: Time,
     pub finish: Time,
     pub jobs_done: u32,
+    pub jobs_skipped: u32,
+    /// The current job's number: which release it is (0 = the one at arrival).
+    pub job: u32,
     pub cs: u32,
     pub preemptions: u32,
     pub expiries: u32,
@@ -87,6 +90,8 @@ impl TaskState {
             first_run: NONE,
             finish: NONE,
             jobs_done: 0,
+            jobs_skipped: 0,
+            job: 0,
             cs: 0,
             preemptions: 0,
             expiries: 0,
@@ -129,6 +134,7 @@ impl TaskState {
             migrations: s.migrations,
             deadline_misses: s.deadline_misses,
             jobs_done: self.jobs_done,
+            jobs_skipped: self.jobs_skipped,
         }
     }
 }

@@ -10,7 +10,7 @@ use schedlab_lab::simstudy::trace_out;
 use schedlab_os::usage::OrUsage;
 use schedlab_report::section::DataFile;
 use schedlab_report::trace_event;
-use schedlab_sim::engine::{SimConfig, WakeDelays};
+use schedlab_sim::engine::{OnMiss, SimConfig, WakeDelays};
 use schedlab_sim::generate;
 use schedlab_sim::workload::Workload;
 use serde_json::json;
@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// One run queue per CPU (with wake-up placement and idle pulling) instead of one global queue.
     #[arg(long)]
     per_cpu: bool,
+    /// What a periodic task does with the jobs released while one of its jobs is late:
+    /// `continue` (they wait their turn, in order) or `skip` (those released after the late
+    /// job's deadline are not run; counted as skipped).
+    #[arg(long, value_enum, default_value_t = OnMissArg::Continue)]
+    on_miss: OnMissArg,
     /// Turn priority inheritance off (a lock holder keeps its own priority).
     #[arg(long)]
     no_inherit: bool,
@@ -143,6 +148,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         check_invariants: false,
         tick: None,
         wake,
+        on_miss: match a.on_miss {
+            OnMissArg::Continue => OnMiss::Continue,
+            OnMissArg::Skip => OnMiss::Skip,
+        },
     };
     if let Some(p) = &a.save_workload {
         std::fs::write(p, &workload_json).with_context(|| format!("writing {}", p.display()))?;
@@ -156,7 +165,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks, window);
     s.files.push(DataFile::text("workload.json", workload_json.clone()));
     s.parameters = json!({"workload": a.workload, "workload_sha256": sha256_hex(&workload_json), "generate": a.generate, "policies": a.policies, "cpus": cpus,
-        "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit});
+        "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit, "on_miss": cfg.on_miss});
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
@@ -168,6 +177,13 @@ pub fn run(a: RunArgs) -> Result<()> {
         println!("trace: {} (open in ui.perfetto.dev)", path.display());
     }
     Ok(())
+}
+
+/// `--on-miss`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OnMissArg {
+    Continue,
+    Skip,
 }
 
 /// The tick each policy runs with: `--tick`/`--hz` for all, or the host's for the Linux models.
