@@ -140,7 +140,7 @@ const DIGESTS: &[(&str, &str)] = &[
     ("rm", "0x5a65a48b12386ca4"),
     ("stride", "0x44274d893b7851a5"),
     ("lottery", "0x7a9f2704eb31a24b"),
-    ("solaris_ts", "0xe9aa0d1ab8c451a5"),
+    ("solaris_ts", "0xd600357c1d75ba05"),
     ("windows", "0xca0e4426f474b1d"),
     ("freebsd", "0x92079f2f67f8c7b3"),
     ("linux", "0xbb166309039eaddf"),
