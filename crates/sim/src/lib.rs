@@ -10,7 +10,8 @@
 //!   [`generate`]: seeded generators.
 //! - [`engine`]: the discrete-event engine ([`engine::simulate`]).
 //! - [`policies`]: one file per policy and [`policies::by_spec`] to build one from a spec.
-//! - [`metrics`]: overall metrics (Jain's index, share error, utilisation, …).
+//! - [`metrics`]: overall metrics (Jain's index, share error, utilisation, …);
+//!   [`jobs`]: per-job release, finish, response and lateness read from a run's slices.
 //!
 //! This crate never calls the operating system.
 
@@ -18,6 +19,7 @@
 
 pub mod engine;
 pub mod generate;
+pub mod jobs;
 pub mod metrics;
 pub mod policies;
 pub mod policy;
