@@ -12,11 +12,14 @@
 //! - [`policies`]: one file per policy and [`policies::by_spec`] to build one from a spec.
 //! - [`metrics`]: overall metrics (Jain's index, share error, utilisation, …);
 //!   [`jobs`]: per-job release, finish, response and lateness read from a run's slices.
+//! - [`analysis`]: schedulability tests of periodic task sets (utilisation bounds, response-time
+//!   analysis, EDF processor demand) to set beside what a run shows.
 //!
 //! This crate never calls the operating system.
 
 #![forbid(unsafe_code)]
 
+pub mod analysis;
 pub mod engine;
 pub mod generate;
 pub mod jobs;
