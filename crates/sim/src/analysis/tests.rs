@@ -294,3 +294,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_report_serialises_for_the_cli() {
+    let r = analyze(&implicit(&[(2, 5), (4, 7)])).unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["tasks"][1]["rm"]["outcome"], "exceeds_deadline");
+    assert_eq!(v["tasks"][1]["rm"]["wcrt"], 8 * MS);
+    assert_eq!(v["tasks"][1]["d"], 7 * MS);
+    assert_eq!(v["edf"]["schedulable"], true);
+    assert_eq!(v["hyperperiod"], 35 * MS);
+    let edf = v["verdicts"].as_array().unwrap().iter().find(|x| x["policy"] == "edf").unwrap();
+    assert_eq!((&edf["kind"], &edf["outcome"]), (&"exact".into(), &"schedulable".into()));
+}

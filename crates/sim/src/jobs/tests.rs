@@ -112,3 +112,14 @@ fn a_run_without_slices_is_refused() {
     let r = simulate(&w, p.as_mut(), &SimConfig { record_slices: false, ..SimConfig::default() });
     assert!(job_metrics(&w, &r).unwrap_err().to_string().contains("record_slices"));
 }
+
+#[test]
+fn the_report_serialises_for_the_cli() {
+    let w = two_bursts();
+    let m = job_metrics(&w, &run(&w, "prio-preempt", None)).unwrap();
+    let v = serde_json::to_value(&m).unwrap();
+    assert_eq!(v["jobs"][0]["lateness"], 2 * MS as i64);
+    assert_eq!(v["jobs"][0]["missed"], true);
+    assert_eq!(v["jobs"][2]["deadline"], serde_json::Value::Null);
+    assert_eq!(v["tasks"][0]["p99_response"], 9 * MS);
+}
