@@ -3,7 +3,8 @@
 //! SPDX header, `tdq`/`td_sched`, `runq_add_pri`), with the priority map of `sys/sys/priority.h`
 //! (FreeBSD ≥ 9: interrupt 0-47, realtime 48-79, kernel 80-119, timeshare 120-223, idle
 //! 224-255) and the run-queue primitives of `sys/kern/kern_switch.c` (`runq_choose_from`,
-//! `runq_remove_idx`) of the same era.
+//! `runq_remove_idx`, `runq_add_pri` — the era's version, found by text search in the stored
+//! copies, whose commit the search did not name).
 //!
 //! What is modelled, by the kernel's function names:
 //! - **Interactivity** ([`score`]): `ts_slptime` grows by the hz ticks slept (`sched_wakeup`,
@@ -16,7 +17,8 @@
 //! - **Priority** (`sched_priority`): score + nice below `sched_interact` (30) gives
 //!   `PRI_MIN_INTERACT` (120) + score; otherwise `SCHED_PRI_MIN` (172) + the %CPU of the last
 //!   10 s (`sched_pctcpu_update`, `SCHED_PRI_TICKS`, at most 31) + nice, in 152..=223.
-//!   Recomputed when the thread is queued (`sched_add`) and at each stathz tick it runs.
+//!   The model recomputes it when the thread is queued (`sched_add`); the kernel also does at
+//!   each stathz tick it runs, which changes only the running thread's priority (see below).
 //! - **Queues** ([`tdq`]): per CPU, `tdq_realtime` (priority < 152: interrupt, realtime and
 //!   interactive threads, 64 FIFO queues of 4 priorities), `tdq_timeshare` (a calendar: slot
 //!   `RQ_NQS·(pri − 152)/72` counted from `tdq_idx`, drained from `tdq_ridx`, the insert index
@@ -114,8 +116,8 @@ pub struct FreeBsdUle {
     /// `td_priority`: what it is queued or running at.
     pri: PerTask<i32>,
     affinity: Affinity,
-    /// Tasks this instance has set up (a host with a queue per CPU may hand it a task first
-    /// seen by another instance).
+    /// Tasks this instance has set up. A host with a queue per CPU may hand it a task first
+    /// seen by another instance: it starts afresh here (no history, a fork's first slice).
     known: PerTask<bool>,
 }
 
@@ -320,7 +322,8 @@ impl Policy for FreeBsdUle {
                 if let Some(s) = self.slptick.get(t) {
                     if s != hz_now {
                         let h = self.hist.get_mut(t);
-                        h.slptime = h.slptime.saturating_add(((hz_now - s) as u32) << SCHED_TICK_SHIFT);
+                        let slept = ((hz_now - s) as u64) << SCHED_TICK_SHIFT;
+                        h.slptime = h.slptime.saturating_add(slept.min(u32::MAX as u64) as u32);
                         h.update();
                         self.pct.get_mut(t).update(hz_now, false);
                     }

@@ -256,6 +256,19 @@ fn an_idle_cpu_steals_from_the_busiest() {
 }
 
 #[test]
+fn preemption_follows_sched_shouldpreempt() {
+    // Interactive (≤ 151) over batch: yes; static_boost's 152 over batch 175: no (not
+    // interactive); interactive over interactive: no; realtime 60 ≤ preempt_thresh 80: yes;
+    // anything better over an idle-class thread (≥ 224): yes; equal: never.
+    assert!(FreeBsdUle::should_preempt(135, 178));
+    assert!(!FreeBsdUle::should_preempt(152, 175));
+    assert!(!FreeBsdUle::should_preempt(120, 125));
+    assert!(FreeBsdUle::should_preempt(60, 125));
+    assert!(FreeBsdUle::should_preempt(200, 230));
+    assert!(!FreeBsdUle::should_preempt(175, 175));
+}
+
+#[test]
 fn slices_shrink_with_load_and_name_round_trips() {
     let p = FreeBsdUle::new(127, None, 30);
     // realstathz 127: sched_slice = 12 ticks, sched_slice_min = 2; tdq_slice: 12 with ≤ 1 other
