@@ -256,6 +256,31 @@ fn an_idle_cpu_steals_from_the_busiest() {
 }
 
 #[test]
+fn a_batch_hog_is_not_starved_by_better_hogs() {
+    // A1, A2 nice −20 (score 50 − 20 = 30: batch, 172 − 20 = 152, slot offset 0) and B nice 0
+    // (172, offset 17) on one CPU, all at 0: B sits in slot 17. By strict priority B would wait
+    // as long as the A's run. Two others on the CPU: tdq_slice = 10 / 2 = 5 ticks.
+    // 0-10 A1, 10-20 A2 (first slices: 1 tick). From then each A slice (50 ms) ends with the
+    // insert index one slot past the drain index; the expiring A goes to idx + offset, and the
+    // other A (one slot back) is drained, moving ridx on:
+    //   20-70 A1 (from slot 1); at 70 A1 has 60 ticks of CPU, 60 / 32 = 1 → 153, offset
+    //     64 × 1 / 72 = 0 → slot idx 3.   70-120 A2 (slot 2) → 153 → slot 4.
+    //   120-170 A1 (3) → 110 / 32 = 3 → 155, offset 2 → slot 5 + 2 = 7.
+    //   170-220 A2 (4); slots 5, 6 are empty, so ridx and idx run on to 7 and 8 → A2 to 8 + 2.
+    //   220-270 A1 (7) → 160 / 32 = 5 → 157, offset 4, idx 11 → slot 15.
+    //   270-320 A2 (10) → 157, idx 16 → slot 20.   320-370 A1 (15): idx and ridx run to 18 / 17.
+    // At 370 ridx = 17 is B's slot: B (first slice: 1 tick left) runs 370-380, although both A's
+    // are queued at better priorities (158 and 157).
+    let a = |n| TaskSpec { nice: -20, ..TaskSpec::cpu(n, 0, 1000 * MS) };
+    let b = TaskSpec::cpu("B", 0, 1000 * MS);
+    let r = run(vec![a("A1"), a("A2"), b], 1);
+    let before = |v: Vec<(usize, u64, u64)>| v.into_iter().filter(|x| x.1 < 380).collect::<Vec<_>>();
+    assert_eq!(before(runs(&r, 0)), vec![(0, 0, 10), (0, 20, 70), (0, 120, 170), (0, 220, 270), (0, 320, 370)]);
+    assert_eq!(before(runs(&r, 1)), vec![(0, 10, 20), (0, 70, 120), (0, 170, 220), (0, 270, 320)]);
+    assert_eq!(runs(&r, 2)[0], (0, 370, 380));
+}
+
+#[test]
 fn preemption_follows_sched_shouldpreempt() {
     // Interactive (≤ 151) over batch: yes; static_boost's 152 over batch 175: no (not
     // interactive); interactive over interactive: no; realtime 60 ≤ preempt_thresh 80: yes;
