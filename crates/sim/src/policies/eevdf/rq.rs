@@ -629,6 +629,12 @@ impl FairRq {
     }
 
     /// Is `t` blocked but still queued (DELAY_DEQUEUE)?
+    /// Charged and not yet queued again or blocked: the host ends one job of a periodic task
+    /// and starts the next at once (its release came while it ran), so the task never slept.
+    pub fn is_stopped(&self, t: TaskId) -> bool {
+        self.e(t).state == State::Stopped
+    }
+
     pub fn is_delayed(&self, t: TaskId) -> bool {
         let e = self.e(t);
         e.state == State::Queued && e.delayed

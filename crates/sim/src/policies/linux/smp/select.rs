@@ -58,8 +58,9 @@ impl Linux {
         };
         match self.class.get(t) {
             Class::Fair => {
-                if self.rqs[prev].fair.is_delayed(t) {
-                    // A delayed entity is still queued there: it is woken in place.
+                if self.rqs[prev].fair.is_delayed(t) || self.rqs[prev].fair.is_stopped(t) {
+                    // A delayed entity is still queued there: it is woken in place. A stopped
+                    // one never slept (its next job was already released): no CPU is chosen.
                     return prev;
                 }
                 self.select_fair(t, prev, waker, now)
