@@ -7,6 +7,7 @@ pub mod edf;
 pub mod eevdf;
 pub mod fcfs;
 pub mod freebsd;
+pub mod gedf;
 pub mod linux;
 pub mod lottery;
 pub mod mlfq;
@@ -27,6 +28,7 @@ pub use edf::Edf;
 pub use eevdf::Eevdf;
 pub use fcfs::Fcfs;
 pub use freebsd::FreeBsd;
+pub use gedf::Gedf;
 pub use linux::Linux;
 pub use lottery::Lottery;
 pub use mlfq::Mlfq;
@@ -67,6 +69,7 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ),
     ("edf", "earliest deadline first; pre-emptive"),
     ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
+    ("gedf", "global EDF over all CPUs: a job pre-empts the latest-deadline running job"),
     ("stride:quantum=10ms", "stride scheduling; pass += stride (∝ 1/weight)"),
     ("lottery:quantum=10ms,seed=1", "lottery scheduling with weight tickets; seeded"),
     ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
@@ -113,6 +116,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         }
         "edf" => Box::new(Edf::new()),
         "rm" => Box::new(RateMonotonic::new()),
+        "gedf" => Box::new(Gedf::new()),
         "stride" => Box::new(Stride::new(p.time("quantum", 10.0)?)),
         "lottery" => {
             let q = p.time("quantum", 10.0)?;
