@@ -9,6 +9,7 @@ pub mod fcfs;
 pub mod freebsd;
 pub mod gedf;
 pub mod linux;
+pub mod llf;
 pub mod lottery;
 pub mod mlfq;
 pub mod mlq;
@@ -30,6 +31,7 @@ pub use fcfs::Fcfs;
 pub use freebsd::FreeBsd;
 pub use gedf::Gedf;
 pub use linux::Linux;
+pub use llf::Llf;
 pub use lottery::Lottery;
 pub use mlfq::Mlfq;
 pub use mlq::Mlq;
@@ -70,6 +72,10 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("edf", "earliest deadline first; pre-emptive"),
     ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
     ("gedf", "global EDF over all CPUs: a job pre-empts the latest-deadline running job"),
+    (
+        "llf:quantum=1ms",
+        "global least laxity first; equal-laxity jobs take turns of quantum (0 = decide only at events)",
+    ),
     ("stride:quantum=10ms", "stride scheduling; pass += stride (∝ 1/weight)"),
     ("lottery:quantum=10ms,seed=1", "lottery scheduling with weight tickets; seeded"),
     ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
@@ -117,6 +123,13 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         "edf" => Box::new(Edf::new()),
         "rm" => Box::new(RateMonotonic::new()),
         "gedf" => Box::new(Gedf::new()),
+        "llf" => {
+            let quantum = match p.string("quantum") {
+                None => 1_000_000,
+                Some(v) => spec::parse_time(&v).map_err(|e| p.error("quantum", e))?,
+            };
+            Box::new(Llf::new(quantum))
+        }
         "stride" => Box::new(Stride::new(p.time("quantum", 10.0)?)),
         "lottery" => {
             let q = p.time("quantum", 10.0)?;
