@@ -13,6 +13,7 @@ pub mod llf;
 pub mod lottery;
 pub mod mlfq;
 pub mod mlq;
+pub mod pedf;
 pub mod prio;
 pub mod rm;
 pub mod rr;
@@ -35,6 +36,7 @@ pub use llf::Llf;
 pub use lottery::Lottery;
 pub use mlfq::Mlfq;
 pub use mlq::Mlq;
+pub use pedf::Pedf;
 pub use prio::Priority;
 pub use rm::RateMonotonic;
 pub use rr::RoundRobin;
@@ -72,6 +74,11 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("edf", "earliest deadline first; pre-emptive"),
     ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
     ("gedf", "global EDF over all CPUs: a job pre-empts the latest-deadline running job"),
+    (
+        "pedf",
+        "partitioned EDF: tasks bound to CPUs by first-fit decreasing density C/min(D,T); EDF per CPU; \
+         no migrations",
+    ),
     (
         "llf:quantum=1ms",
         "global least laxity first; equal-laxity jobs take turns of quantum (0 = decide only at events)",
@@ -123,6 +130,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         "edf" => Box::new(Edf::new()),
         "rm" => Box::new(RateMonotonic::new()),
         "gedf" => Box::new(Gedf::new()),
+        "pedf" => Box::new(Pedf::new()),
         "llf" => {
             let quantum = match p.string("quantum") {
                 None => 1_000_000,

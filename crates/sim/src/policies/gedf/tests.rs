@@ -84,3 +84,16 @@ fn dhall_effect_global_edf_misses_at_low_utilisation() {
     assert_eq!((r.tasks[0].deadline_misses, r.tasks[1].deadline_misses), (0, 0));
     assert_eq!(r.overall.deadline_misses, 1);
 }
+
+#[test]
+fn dhall_set_is_met_by_partitioned_edf_and_by_llf() {
+    // pedf: densities H 100/101 ≈ 0.990, L0 = L1 = 0.02. FFD: H → CPU0; L0 does not fit there
+    // (0.990 + 0.02 > 1) → CPU1; L1 → CPU1 (0.04). H runs 0..100 alone: 100 ≤ 101.
+    let p = run(dhall(), "pedf", 2);
+    assert_eq!(p.overall.deadline_misses, 0);
+    assert_eq!(p.tasks[2].finish, Some(100 * MS));
+    // llf: laxities at 0 are L: 100 − 2 = 98, H: 101 − 100 = 1, so H runs at once, 0..100.
+    let l = run(dhall(), "llf", 2);
+    assert_eq!(l.overall.deadline_misses, 0);
+    assert_eq!(l.tasks[2].finish, Some(100 * MS));
+}
