@@ -34,6 +34,7 @@ struct Running {
     urgency: i64,
 }
 
+/// The shared run queue, what runs where, and the re-check timer.
 #[derive(Debug, Clone, Default)]
 pub struct Global {
     q: KeyQueue<(i64, TaskId)>,
@@ -129,7 +130,8 @@ impl Global {
     }
 
     /// The re-check: for each queued job, most urgent first, displace the least urgent running
-    /// job it beats (at a crossing, by `margin`), each running job at most once.
+    /// job it strictly beats, each running job at most once. (At a crossing timer the gap is
+    /// `margin` by construction; at a same-instant check, any gap.)
     pub fn timer(&mut self, now: Time) {
         self.now = now;
         self.victims.clear();
