@@ -246,7 +246,7 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
 }
 
 fn specs() -> Vec<String> {
-    let mut v: Vec<String> = CATALOGUE.iter().map(|(s, _)| s.to_string()).collect();
+    let mut v: Vec<String> = CATALOGUE.iter().map(|(s, _, _)| s.to_string()).collect();
     v.push("mlq:queues=rr/quantum=2ms+srtf+fcfs".into());
     v.push("prio-preempt:aging=5ms,quantum=3ms".into());
     v.push("mlfq:levels=4,quantum=1ms,boost=20ms".into());

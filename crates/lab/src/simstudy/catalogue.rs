@@ -97,7 +97,7 @@ pub fn section(scale: Scale) -> Section {
 
     let w = mixed_workload(scale);
     let cfg = SimConfig { cpus: 2, switch_cost: 10_000, record_slices: false, ..SimConfig::default() };
-    let specs: Vec<String> = CATALOGUE.iter().map(|(sp, _)| sp.to_string()).collect();
+    let specs: Vec<String> = CATALOGUE.iter().map(|(sp, _, _)| sp.to_string()).collect();
     let mut results = compare::run_all(&w, &specs, &cfg, false, LINUX_TICK).expect("catalogue specs parse");
     let per_cpu = compare::run_all(&w, &["rr:quantum=4ms".to_string(), "cfs".to_string()], &cfg, true, LINUX_TICK)
         .expect("known");
@@ -113,7 +113,7 @@ pub fn section(scale: Scale) -> Section {
     let get = |name: &str| results.iter().find(|r| r.policy.starts_with(name)).expect("ran");
     let cs = |r: &SimResult| r.overall.context_switches;
     let fcfs = get("fcfs");
-    // freebsd's 100 ms slice is longer than every burst here, so it behaves as FCFS: left out.
+    // freebsd_4bsd's 100 ms slice (and freebsd_ule's 94.5 ms) is longer than every burst here, so they behave as FCFS: left out.
     let slicing = ["rr", "cfs", "mlfq", "stride", "lottery", "solaris_ts", "windows", "wrr"];
     let min_slicing = slicing.iter().map(|n| cs(get(n))).min().unwrap_or(0);
     s.verdicts.push(Verdict::check(

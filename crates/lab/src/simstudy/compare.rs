@@ -48,10 +48,10 @@ pub fn section(
 pub fn catalogue_table() -> Table {
     let mut t = Table::new(
         "Policy specs (name:key=value,...; times with their unit: 4ms, 500us, 1s)",
-        &["spec (defaults)", "what"],
+        &["spec (defaults)", "what", "source"],
     );
-    for (s, d) in schedlab_sim::policies::CATALOGUE {
-        t.row(vec![s.to_string(), d.to_string()]);
+    for (s, d, src) in schedlab_sim::policies::CATALOGUE {
+        t.row(vec![s.to_string(), d.to_string(), src.to_string()]);
     }
     t.with_note("Priorities: a lower number is a higher priority.")
 }

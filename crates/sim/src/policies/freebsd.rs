@@ -92,7 +92,7 @@ impl FreeBsd {
 
 impl Policy for FreeBsd {
     fn name(&self) -> String {
-        format!("freebsd:slice={}", ms(self.slice))
+        format!("freebsd_4bsd:slice={}", ms(self.slice))
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {

@@ -7,6 +7,7 @@ pub mod edf;
 pub mod eevdf;
 pub mod fcfs;
 pub mod freebsd;
+pub mod freebsd_ule;
 pub mod gedf;
 pub mod linux;
 pub mod llf;
@@ -50,55 +51,93 @@ pub use wrr::WeightedRoundRobin;
 
 use crate::policy::Policy;
 
-/// The policy names `by_spec` knows, with their parameters (times in ms), for `--help`.
-pub const CATALOGUE: &[(&str, &str)] = &[
-    ("fcfs", "first come, first served; no pre-emption"),
-    ("rr:quantum=4ms", "round robin; quantum (default 4)"),
-    ("cfs:latency=6ms,min_granularity=0.75ms,wakeup_granularity=1ms", "Linux CFS with the nice-to-weight table"),
-    ("wrr:quantum=10ms", "weighted round robin; slice = quantum × weight (seed 004)"),
-    ("sjf", "shortest job (next CPU burst) first; no pre-emption"),
-    ("srtf", "shortest remaining time first; pre-emptive"),
-    ("prio", "priority (lower number = higher); no pre-emption"),
+/// The policy names `by_spec` knows: spec with its parameters' defaults, what it does, and the
+/// source it follows (for `schedlab sim policies`).
+pub const CATALOGUE: &[(&str, &str, &str)] = &[
+    ("fcfs", "first come, first served; no pre-emption", SILBERSCHATZ),
+    ("rr:quantum=4ms", "round robin; quantum (default 4)", SILBERSCHATZ),
+    (
+        "cfs:latency=6ms,min_granularity=0.75ms,wakeup_granularity=1ms",
+        "Linux CFS with the nice-to-weight table",
+        "Linux 6.5 kernel/sched/fair.c (the last CFS kernel)",
+    ),
+    ("wrr:quantum=10ms", "weighted round robin; slice = quantum × weight (seed 004)", "seed 004"),
+    ("sjf", "shortest job (next CPU burst) first; no pre-emption", SILBERSCHATZ),
+    ("srtf", "shortest remaining time first; pre-emptive", SILBERSCHATZ),
+    ("prio", "priority (lower number = higher); no pre-emption", SILBERSCHATZ),
     (
         "prio-preempt:aging=0ms,quantum=0ms",
         "pre-emptive priority; aging = ms waited per level gained (0 = off); quantum = RR among equals (0 = off)",
+        SILBERSCHATZ,
     ),
     (
         "mlq:queues=fcfs+prio",
         "multilevel queue; sub-policies by '+', their params with '/' (rr/quantum=8ms); queue = class number or priority",
+        SILBERSCHATZ,
     ),
     (
         "mlfq:levels=3,quantum=8ms,boost=1000ms",
         "multilevel feedback queue; quantum doubles per level; boost period (0 = off)",
+        "Silberschatz ch. 5.3.6; the priority boost after Arpaci-Dusseau, OSTEP ch. 8",
     ),
-    ("edf", "earliest deadline first; pre-emptive"),
-    ("rm", "rate monotonic (shorter period = higher priority); pre-emptive"),
-    ("gedf", "global EDF over all CPUs: a job pre-empts the latest-deadline running job"),
+    ("edf", "earliest deadline first; pre-emptive", LIU_LAYLAND),
+    ("rm", "rate monotonic (shorter period = higher priority); pre-emptive", LIU_LAYLAND),
+    (
+        "gedf",
+        "global EDF over all CPUs: a job pre-empts the latest-deadline running job",
+        "Dhall & Liu 1978; the displaced job as Linux's cpudl_find() (kernel/sched/cpudeadline.c)",
+    ),
     (
         "pedf",
         "partitioned EDF: tasks bound to CPUs by first-fit decreasing density C/min(D,T); EDF per CPU; \
          no migrations",
+        "Dhall & Liu 1978 (first-fit partitioning); Liu & Layland 1973 per CPU",
     ),
     (
         "llf:quantum=1ms",
         "global least laxity first; equal-laxity jobs take turns of quantum (0 = decide only at events)",
+        "Mok 1983; J. W. S. Liu, Real-Time Systems (2000) ch. 6 (nonstrict LST)",
     ),
-    ("stride:quantum=10ms", "stride scheduling; pass += stride (∝ 1/weight)"),
-    ("lottery:quantum=10ms,seed=1", "lottery scheduling with weight tickets; seeded"),
-    ("solaris_ts", "Solaris time-sharing dispatch table (60 levels)"),
-    ("windows:quantum=30ms,boost=2,starvation=4000ms", "Windows boost-and-decay model"),
-    ("freebsd:slice=100ms", "FreeBSD interrupt/realtime/timeshare/idle run queues, estcpu decay"),
+    ("stride:quantum=10ms", "stride scheduling; pass += stride (∝ 1/weight)", "Waldspurger & Weihl 1995"),
+    ("lottery:quantum=10ms,seed=1", "lottery scheduling with weight tickets; seeded", "Waldspurger & Weihl 1994"),
+    (
+        "solaris_ts",
+        "Solaris/illumos time-sharing: the 60-level dispatch table driven as ts.c drives it (tqexp on expiry, \
+         ts_update's once-a-second lift to lwait/slpret, IA boost for class ia)",
+        "illumos usr/src/uts/common/disp/ts_dptbl.c (7c478bd9) and ts.c (2570281c)",
+    ),
+    (
+        "windows:quantum=30ms,boost=2,starvation=4000ms",
+        "Windows boost-and-decay model",
+        "Russinovich et al., Windows Internals (priority boosts, balance set manager)",
+    ),
+    (
+        "freebsd_4bsd:slice=100ms",
+        "FreeBSD's 4.4BSD scheduler: interrupt/realtime/timeshare/idle run queues, estcpu decay",
+        "McKusick et al., The Design and Implementation of the 4.4BSD Operating System; FreeBSD sched_4bsd.c",
+    ),
+    (
+        "freebsd_ule:stathz=127,slice=94.5ms,interact=30",
+        "FreeBSD ULE (its default since 7.1; also `freebsd`): interactivity score, per-CPU realtime / \
+         timeshare-calendar / idle queues, idle stealing; slice rounded to stathz ticks (default stathz/10)",
+        "FreeBSD sys/kern/sched_ule.c (d8d5f036)",
+    ),
     (
         "linux:rr_quantum=100ms,rt_runtime=950ms,rt_period=1000ms,rt_throttle=1",
         "Linux 6.18 by task class: deadline (EDF + CBS: runtime, deadline, period) > fifo/rr (priority 1-99, \
          higher wins) > fair (EEVDF, as eevdf: other, batch, idle); RT throttling; eevdf's parameters too",
+        "Linux 6.18 kernel/sched/core.c, fair.c, rt.c, deadline.c",
     ),
     (
         "eevdf:base_slice=1.4ms,run_to_parity=1,place_lag=1,place_deadline_initial=1,preempt_short=1,delay_dequeue=1,delay_zero=1",
         "Linux 6.18 fair class (EEVDF): nice weights, lag, eligible earliest virtual deadline; runtime = custom slice; \
          class batch/idle = SCHED_BATCH/SCHED_IDLE",
+        "Linux 6.18 kernel/sched/fair.c; Stoica & Abdel-Wahab 1995",
     ),
 ];
+
+const SILBERSCHATZ: &str = "Silberschatz, Galvin & Gagne, Operating System Concepts, 10th ed., ch. 5";
+const LIU_LAYLAND: &str = "Liu & Layland 1973";
 
 /// Build a policy from a spec: `name` or `name:key=value,...` (times with their unit).
 pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
@@ -149,11 +188,12 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
             let boost = p.uint("boost", 2, 0, 15)? as u8;
             Box::new(Windows::new(q, boost, p.time("starvation", 4000.0)?))
         }
-        "freebsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
+        "freebsd_4bsd" | "4bsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
+        "freebsd_ule" | "freebsd" | "ule" => Box::new(freebsd_ule::FreeBsdUle::from_params(&mut p)?),
         "eevdf" => Box::new(Eevdf::new(eevdf::features(&mut p)?)),
         "linux" => Box::new(linux::Linux::new(linux::LinuxParams::parse(&mut p)?)),
         other => {
-            let known: Vec<&str> = CATALOGUE.iter().map(|(s, _)| s.split(':').next().unwrap_or(s)).collect();
+            let known: Vec<&str> = CATALOGUE.iter().map(|(s, _, _)| s.split(':').next().unwrap_or(s)).collect();
             return Err(p.error("policy", format!("unknown policy `{other}` (known: {})", known.join(", "))));
         }
     };
@@ -211,7 +251,7 @@ mod tests {
         assert_eq!(by_spec("rr:quantum=-1").err().unwrap().field, "quantum");
         assert_eq!(by_spec("mlq:queues=rr/quantum=0ms+fcfs").err().unwrap().field, "queues");
         assert_eq!(by_spec("mlq:queues=rr/quantum=8ms+fcfs").unwrap().name(), "mlq:queues=rr/quantum=8ms+fcfs");
-        for (spec, _) in CATALOGUE {
+        for (spec, _, _) in CATALOGUE {
             by_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         }
     }
