@@ -2,10 +2,12 @@
 //! seed 003) and the weighted round robin study (`wrr-sim`, seed 004); plus the pieces the
 //! CLI's `schedlab sim` uses (policy comparison, Gantt charts, the benchmark).
 
+pub mod analyze;
 pub mod bench;
 pub mod catalogue;
 pub mod compare;
 pub mod gantt;
+pub mod job_tables;
 pub mod os_models;
 pub mod trace_out;
 pub mod wrr_section;

@@ -1,9 +1,9 @@
-//! Seed 003's four operating-system schedulers on one workload: interactive tasks (short CPU
-//! bursts between waits, as an editor or a shell) beside batch tasks (CPU-bound for longer than
-//! the run), on one CPU. Each model tells the two kinds apart by their behaviour only — no task
-//! is marked interactive, foreground or real-time — so the table shows what each mechanism makes
-//! of it: how long an interactive task waits for the CPU after each wake-up, and how much CPU
-//! the batch tasks get done.
+//! Seed 003's four operating-system schedulers (FreeBSD as ULE and as 4.4BSD) on one workload:
+//! interactive tasks (short CPU bursts between waits, as an editor or a shell) beside batch tasks
+//! (CPU-bound for longer than the run), on one CPU. Each model tells the two kinds apart by their
+//! behaviour only — no task is marked interactive, foreground or real-time — so the table shows
+//! what each mechanism makes of it: how long an interactive task waits for the CPU after each
+//! wake-up, and how much CPU the batch tasks get done.
 
 use super::compare::{self, TickChoice};
 use crate::Scale;
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 const MS: u64 = 1_000_000;
 
 /// The OS models compared, by spec (their defaults).
-pub const OS_MODELS: [&str; 4] = ["solaris_ts", "freebsd", "windows", "linux"];
+pub const OS_MODELS: [&str; 5] = ["solaris_ts", "freebsd_ule", "freebsd_4bsd", "windows", "linux"];
 
 /// Interactive tasks: `INTERACTIVE` of them, each `BURST_MS` of CPU then `WAIT_MS` blocked, again
 /// and again; batch tasks: `BATCH` CPU hogs that do not finish within the run.
@@ -110,7 +110,7 @@ pub fn run(scale: Scale) -> Vec<OsModelRow> {
 pub fn table(rows: &[OsModelRow], scale: Scale) -> Table {
     let mut t = Table::new(
         format!(
-            "The four OS models on {INTERACTIVE} interactive tasks ({BURST_MS} ms CPU, {WAIT_MS} ms wait) beside \
+            "The OS models (FreeBSD twice: ULE and 4.4BSD) on {INTERACTIVE} interactive tasks ({BURST_MS} ms CPU, {WAIT_MS} ms wait) beside \
              {BATCH} batch hogs, 1 CPU, {} s",
             horizon(scale) / 1_000 / MS
         ),

@@ -1,6 +1,7 @@
 //! `schedlab sim`: the scheduling simulator (seeds 003, 004) — compare policies on a workload,
 //! the WRR study, and the engine benchmark against SimPy.
 
+mod analyze;
 mod convert;
 mod run;
 
@@ -23,7 +24,7 @@ use std::path::PathBuf;
 files give them in milliseconds. Priorities: a LOWER number is a \
 HIGHER priority (0 beats 3), in workload files and in every policy.\n\nExamples:\n  \
 schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4ms --gantt g.svg\n  \
-schedlab sim wrr-study\n  schedlab sim bench --simpy")]
+schedlab sim analyze --workload periodic.json\n  schedlab sim wrr-study\n  schedlab sim bench --simpy")]
 pub struct Args {
     #[command(subcommand)]
     cmd: Cmd,
@@ -32,6 +33,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Cmd {
     Run(Box<run::RunArgs>),
+    Analyze(analyze::AnalyzeArgs),
     WrrStudy(WrrArgs),
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
@@ -104,6 +106,7 @@ pub struct BenchArgs {
 pub fn run(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Run(a) => run::run(*a),
+        Cmd::Analyze(a) => analyze::run(a),
         Cmd::WrrStudy(a) => wrr_cmd(a),
         Cmd::Bench(a) => bench_cmd(a),
         Cmd::Policies => {

@@ -6,7 +6,7 @@ use crate::output::{self, OutputArgs};
 use crate::units;
 use anyhow::{Context, Result};
 use schedlab_lab::simstudy::compare::{self, TickChoice};
-use schedlab_lab::simstudy::trace_out;
+use schedlab_lab::simstudy::{job_tables, trace_out};
 use schedlab_os::usage::OrUsage;
 use schedlab_report::section::DataFile;
 use schedlab_report::trace_event;
@@ -85,6 +85,10 @@ pub struct RunArgs {
     /// Also print one table per policy with every task.
     #[arg(long)]
     tasks: bool,
+    /// Also print every job of the periodic tasks (release, start, finish, response, lateness);
+    /// their per-task summary is printed whenever the workload has a periodic task.
+    #[arg(long)]
+    jobs: bool,
     /// Write a Gantt chart (SVG) of every policy's run.
     #[arg(long, value_parser = crate::paths::writable_file)]
     gantt: Option<PathBuf>,
@@ -143,7 +147,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         switch_cost: time_arg("switch-cost", &a.switch_cost)?,
         horizon: a.horizon.as_deref().map(|h| time_arg("horizon", h)).transpose()?,
         priority_inheritance: !a.no_inherit,
-        record_slices: a.gantt.is_some() || a.trace_out.is_some(),
+        record_slices: a.gantt.is_some() || a.trace_out.is_some() || job_tables::has_periodic(&w),
         task_results: true,
         check_invariants: false,
         tick: None,
@@ -163,6 +167,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let window = a.window.map(|(from, to)| (from.as_nanos() as u64, to.as_nanos() as u64));
     let mut s = compare::section(&w, &results, &cfg, a.per_cpu, a.tasks, window);
+    if job_tables::has_periodic(&w) {
+        let (tables, jobs) = job_tables::tables(&w, &results, a.jobs);
+        s.tables.extend(tables);
+        s.results["jobs"] = jobs;
+    }
     s.files.push(DataFile::text("workload.json", workload_json.clone()));
     s.parameters = json!({"workload": a.workload, "workload_sha256": sha256_hex(&workload_json), "generate": a.generate, "policies": a.policies, "cpus": cpus,
         "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit, "on_miss": cfg.on_miss});
@@ -297,7 +306,7 @@ fn gib(bytes: u64) -> f64 {
 }
 
 /// The SHA-256 of `text`, in hex: names the exact workload a run simulated.
-fn sha256_hex(text: &str) -> String {
+pub(super) fn sha256_hex(text: &str) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
