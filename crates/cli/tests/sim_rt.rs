@@ -78,6 +78,14 @@ fn run_reports_each_job_and_skips_late_releases_on_request() {
     let t = &doc["results"]["policies"][0]["tasks"][0];
     assert_eq!((t["jobs_done"].as_u64(), t["jobs_skipped"].as_u64()), (Some(2), Some(2)));
     assert_eq!(doc["parameters"]["on_miss"], "skip");
+    // abort: each job runs until its deadline (0–10, 10–20, 20–30, 30–40) and is dropped.
+    let doc = run("abort");
+    let t = &doc["results"]["policies"][0]["tasks"][0];
+    assert_eq!(
+        (t["jobs_done"].as_u64(), t["jobs_aborted"].as_u64(), t["deadline_misses"].as_u64()),
+        (Some(0), Some(4), Some(4))
+    );
+    assert_eq!(t["cpu"], 40.0);
     let o = schedlab(&["sim", "run", "--workload", &w, "--policy", "fcfs", "--on-miss", "drop"], d.path());
     assert_eq!(o.status.code(), Some(2));
 }

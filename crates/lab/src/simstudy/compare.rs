@@ -289,6 +289,7 @@ pub fn policy_json(r: &SimResult) -> Value {
             "deadline_misses": t.deadline_misses,
             "jobs_done": t.jobs_done,
             "jobs_skipped": t.jobs_skipped,
+            "jobs_aborted": t.jobs_aborted,
         })).collect::<Vec<_>>(),
     })
 }

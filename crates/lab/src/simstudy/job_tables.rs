@@ -21,14 +21,16 @@ fn ms_signed(ns: Option<i64>) -> String {
     ns.map_or("-".into(), |v| format!("{:.3}", v as f64 / 1e6))
 }
 
-/// "yes", "no", or "skipped": a job that never ran although its task went on to finish later,
-/// in a run that skipped jobs (`--on-miss skip`).
+/// "yes", "no", "skipped" or "aborted": a job without a finish although its task went on to
+/// finish later was skipped (never ran) or aborted (ran, then dropped at its deadline), in a run
+/// that skips or aborts late jobs (`--on-miss`).
 fn missed_cell(r: &SimResult, x: &JobRecord) -> &'static str {
-    let task = r.tasks.get(x.task);
-    let skipped = task.is_some_and(|t| t.jobs_skipped > 0 && t.finish.is_some_and(|f| x.release < f));
+    let Some(task) = r.tasks.get(x.task) else { return "no" };
+    let dropped = x.finish.is_none() && task.finish.is_some_and(|f| x.release < f);
     match (x.missed, x.first_start) {
         (true, _) => "yes",
-        (false, None) if skipped => "skipped",
+        (false, None) if dropped && task.jobs_skipped > 0 => "skipped",
+        (false, _) if dropped && task.jobs_aborted > 0 => "aborted",
         _ => "no",
     }
 }
@@ -43,7 +45,17 @@ pub fn tables(w: &Workload, results: &[SimResult], every_job: bool) -> (Vec<Tabl
         let periodic = |task: usize| w.tasks[task].period.is_some();
         let mut t = Table::new(
             format!("Periodic tasks under {} (times in ms)", r.policy),
-            &["task", "released", "done", "skipped", "missed", "worst response", "p99 response", "max lateness"],
+            &[
+                "task",
+                "released",
+                "done",
+                "skipped",
+                "aborted",
+                "missed",
+                "worst response",
+                "p99 response",
+                "max lateness",
+            ],
         );
         for s in report.tasks.iter().filter(|s| periodic(s.task)) {
             let skipped = r.tasks.get(s.task).map_or(0, |x| x.jobs_skipped);
@@ -52,7 +64,9 @@ pub fn tables(w: &Workload, results: &[SimResult], every_job: bool) -> (Vec<Tabl
                 s.released.to_string(),
                 s.jobs_done.to_string(),
                 skipped.to_string(),
-                s.deadline_misses.to_string(),
+                r.tasks.get(s.task).map_or(0, |x| x.jobs_aborted).to_string(),
+                // The engine's count: it includes aborted jobs, which never finish.
+                r.tasks.get(s.task).map_or(s.deadline_misses, |x| x.deadline_misses).to_string(),
                 ms(s.worst_response),
                 ms(s.p99_response),
                 ms_signed(s.max_lateness),
@@ -102,7 +116,7 @@ mod tests {
         };
         let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
         let (t, doc) = tables(&w, &[r], true);
-        assert_eq!(t[0].rows, vec![vec!["late", "3", "3", "0", "3", "25.000", "25.000", "15.000"]]);
+        assert_eq!(t[0].rows, vec![vec!["late", "3", "3", "0", "0", "3", "25.000", "25.000", "15.000"]]);
         let resp: Vec<&str> = t[1].rows.iter().map(|r| r[5].as_str()).collect();
         assert_eq!(resp, ["15.000", "20.000", "25.000"]);
         assert_eq!(doc[0]["jobs"].as_array().unwrap().len(), 3);
@@ -114,5 +128,12 @@ mod tests {
         let (t, _) = tables(&w, &[r], true);
         let missed: Vec<&str> = t[1].rows.iter().map(|r| r[7].as_str()).collect();
         assert_eq!(missed, ["yes", "skipped", "yes"]);
+        // Aborting: each job runs until its deadline (0–10, 10–20, 20–30) and is dropped.
+        let cfg = SimConfig { on_miss: schedlab_sim::engine::OnMiss::Abort, ..SimConfig::default() };
+        let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &cfg);
+        let (t, _) = tables(&w, &[r], true);
+        assert_eq!((t[0].rows[0][2].as_str(), t[0].rows[0][4].as_str(), t[0].rows[0][5].as_str()), ("0", "3", "3"));
+        let missed: Vec<&str> = t[1].rows.iter().map(|r| r[7].as_str()).collect();
+        assert_eq!(missed, ["aborted", "aborted", "aborted"]);
     }
 }

@@ -20,6 +20,8 @@ pub(super) enum Kind {
     IoDone(TaskId),
     /// A CPU stop made stale by a pre-emption: counted as an event when due, nothing else.
     StaleStop,
+    /// The deadline of a task's job has come (only set under `OnMiss::Abort`).
+    Deadline(TaskId),
 }
 
 const TAG_SHIFT: u32 = 62;
@@ -31,6 +33,7 @@ impl Kind {
             Kind::Release(t) => t as u64,
             Kind::IoDone(t) => (1 << TAG_SHIFT) | t as u64,
             Kind::StaleStop => 2 << TAG_SHIFT,
+            Kind::Deadline(t) => (3 << TAG_SHIFT) | t as u64,
         }
     }
 
@@ -40,7 +43,8 @@ impl Kind {
         match p >> TAG_SHIFT {
             0 => Kind::Release(low as TaskId),
             1 => Kind::IoDone(low as TaskId),
-            _ => Kind::StaleStop,
+            2 => Kind::StaleStop,
+            _ => Kind::Deadline(low as TaskId),
         }
     }
 }

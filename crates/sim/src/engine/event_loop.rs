@@ -234,6 +234,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             Kind::IoDone(t) => {
                 let now = self.now;
                 let ts = &mut self.tasks[t];
+                if ts.phase != Phase::Io || ts.since + ts.burst != now {
+                    // The job whose I/O this was has been aborted.
+                    return;
+                }
                 if self.cfg.record_slices {
                     self.blocked.push(Blocked { task: t, start: ts.since, end: now, what: "io".into() });
                 }
@@ -243,7 +247,44 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                 self.make_ready(t, EnqueueReason::Woken);
             }
             Kind::StaleStop => {}
+            Kind::Deadline(t) => self.deadline_passed(t),
         }
+    }
+
+    /// `OnMiss::Abort`: the deadline of `t`'s job has come; if the job is still queued, running
+    /// or in I/O, it is aborted.
+    fn deadline_passed(&mut self, t: TaskId) {
+        let now = self.now;
+        let ts = &mut self.tasks[t];
+        if ts.deadline != now || ts.waiting_wake {
+            // That job ended (a later job has a later deadline), or it waits for a task's wake-up.
+            return;
+        }
+        let q = ts.queue as usize;
+        match ts.phase {
+            Phase::Ready => {
+                ts.waiting += now - ts.since;
+                self.queues[q].dequeue(t);
+            }
+            Phase::Running => {
+                let c = (0..self.cpus.len()).find(|&c| self.cpus[c].running == Some(t)).expect("running somewhere");
+                self.account_stop(c, now);
+                if self.locks.is_some() {
+                    self.tasks[t].phase = Phase::Stopped;
+                    self.release_locks(t);
+                }
+            }
+            // Its I/O completion, still queued, is ignored when it comes.
+            Phase::Io => {}
+            _ => return,
+        }
+        let ts = &mut self.tasks[t];
+        let was_running = ts.phase != Phase::Ready && ts.phase != Phase::Io;
+        ts.jobs_aborted += 1;
+        ts.misses += 1;
+        ts.remaining = 0;
+        // Off the queue (dequeued) or already blocked (in I/O): the policy is not told again.
+        self.after_job(t, was_running);
     }
 
     #[inline]
@@ -288,6 +329,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.next_wake = 0;
         ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
         ts.job = spec.period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
+        if !LEAN && self.cfg.on_miss == OnMiss::Abort && ts.deadline != NONE {
+            // Late: after the CPU stops of that instant, so a job ending on its deadline is done.
+            self.events_q.push(ts.deadline, true, Kind::Deadline(t));
+        }
         self.make_ready(t, why);
     }
 
@@ -645,14 +690,25 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                 }
             }
         }
+        self.after_job(t, true);
+    }
+
+    /// A job of `t` has ended (done or aborted): start a job released meanwhile, wait for the next
+    /// release, or finish. `tell_blocked`: the policy hears that it blocks (it was just charged).
+    fn after_job(&mut self, t: TaskId, tell_blocked: bool) {
+        let now = self.now;
+        let spec = &self.w.tasks[t];
         let next =
             if LEAN || self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
+        let ts = &mut self.tasks[t];
         if let Some(rel) = next {
             self.start_job(t, rel, EnqueueReason::Woken);
-        } else if ts.jobs_done + ts.jobs_skipped < spec.jobs {
+        } else if ts.jobs_done + ts.jobs_skipped + ts.jobs_aborted < spec.jobs {
             ts.phase = Phase::Sleeping;
             let q = ts.queue as usize;
-            self.queues[q].blocked(t, now);
+            if tell_blocked {
+                self.queues[q].blocked(t, now);
+            }
         } else {
             ts.phase = Phase::Done;
             ts.finish = now;
@@ -949,6 +1005,7 @@ pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P
         && !cfg.record_slices
         && !cfg.check_invariants
         && cfg.wake.none()
+        && cfg.on_miss != OnMiss::Abort
 }
 
 /// Scan the specs once: in arrival order? all plain? It reads a few fields of each (large) spec

@@ -59,6 +59,11 @@ pub enum OnMiss {
     /// still running, are skipped (not run; counted in `jobs_skipped`). The task goes on with
     /// the next release after the late job's end.
     Skip,
+    /// A job still unfinished at its deadline is aborted then: the rest of its work is dropped
+    /// (counted in `jobs_aborted` and as a miss) and the task waits for its next release (or
+    /// starts a job released meanwhile). A job blocked on a lock or waiting for another task's
+    /// wake-up at its deadline is not aborted.
+    Abort,
 }
 
 impl Default for SimConfig {
@@ -155,6 +160,8 @@ pub struct TaskResult {
     pub jobs_done: u32,
     /// Jobs skipped under [`OnMiss::Skip`].
     pub jobs_skipped: u32,
+    /// Jobs aborted at their deadline under [`OnMiss::Abort`].
+    pub jobs_aborted: u32,
 }
 
 /// Everything a run produced.

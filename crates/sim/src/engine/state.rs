@@ -59,6 +59,7 @@ pub(super) struct TaskState {
     pub finish: Time,
     pub jobs_done: u32,
     pub jobs_skipped: u32,
+    pub jobs_aborted: u32,
     /// The current job's number: which release it is (0 = the one at arrival).
     pub job: u32,
     pub cs: u32,
@@ -91,6 +92,7 @@ impl TaskState {
             finish: NONE,
             jobs_done: 0,
             jobs_skipped: 0,
+            jobs_aborted: 0,
             job: 0,
             cs: 0,
             preemptions: 0,
@@ -135,6 +137,7 @@ impl TaskState {
             deadline_misses: s.deadline_misses,
             jobs_done: self.jobs_done,
             jobs_skipped: self.jobs_skipped,
+            jobs_aborted: self.jobs_aborted,
         }
     }
 }

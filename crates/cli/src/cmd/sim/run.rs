@@ -74,9 +74,9 @@ pub struct RunArgs {
     /// One run queue per CPU (with wake-up placement and idle pulling) instead of one global queue.
     #[arg(long)]
     per_cpu: bool,
-    /// What a periodic task does with the jobs released while one of its jobs is late:
-    /// `continue` (they wait their turn, in order) or `skip` (those released after the late
-    /// job's deadline are not run; counted as skipped).
+    /// What a periodic task does when a job is late: `continue` (it runs to its end; jobs
+    /// released meanwhile wait their turn, in order), `skip` (it runs to its end; jobs released
+    /// after its deadline are not run) or `abort` (it is dropped at its deadline).
     #[arg(long, value_enum, default_value_t = OnMissArg::Continue)]
     on_miss: OnMissArg,
     /// Turn priority inheritance off (a lock holder keeps its own priority).
@@ -155,6 +155,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         on_miss: match a.on_miss {
             OnMissArg::Continue => OnMiss::Continue,
             OnMissArg::Skip => OnMiss::Skip,
+            OnMissArg::Abort => OnMiss::Abort,
         },
     };
     if let Some(p) = &a.save_workload {
@@ -193,6 +194,7 @@ pub fn run(a: RunArgs) -> Result<()> {
 enum OnMissArg {
     Continue,
     Skip,
+    Abort,
 }
 
 /// The tick each policy runs with: `--tick`/`--hz` for all, or the host's for the Linux models.
