@@ -207,4 +207,29 @@ mod tests {
         assert_eq!(a.task, 0);
         assert_eq!(a.slice, Some(6_000_000 * 1024 / (1024 + 3121)));
     }
+
+    #[test]
+    fn two_hogs_of_nice_0_and_minus_5_share_each_latency_period_by_weight() {
+        use crate::engine::{simulate, SimConfig};
+        use crate::workload::{TaskSpec, Workload};
+        // Linux's CFS (sched_slice(): period × weight / load; vruntime += ran × 1024 / weight).
+        // A (nice 0, weight 1024) and B (nice −5, weight 3121) arrive at 0 with vruntime 0; the
+        // load is 4145 and the period max(6 ms, 2 × 0.75 ms) = 6 ms.
+        // A first (equal vruntimes: first come): slice 6,000,000 × 1024 / 4145 = 1,482,267 ns;
+        // A's vruntime becomes 1,482,267. B (vruntime 0) next: 6,000,000 × 3121 / 4145 =
+        // 4,517,732 ns, to 5,999,999; its vruntime += 4,517,732 × 1024 / 3121 = 1,482,267.
+        // Equal again: A (queued first) runs, and the pattern repeats every 5,999,999 ns.
+        let hog = |n: &str, nice| TaskSpec { nice, ..TaskSpec::cpu(n, 0, 20_000_000) };
+        let w = Workload { cpus: Some(1), tasks: vec![hog("A", 0), hog("B", -5)] };
+        let r = simulate(&w, &mut Cfs::default(), &SimConfig::default());
+        let got: Vec<(usize, u64, u64)> = r.slices.iter().take(4).map(|s| (s.task, s.start, s.end)).collect();
+        assert_eq!(
+            got,
+            vec![(0, 0, 1_482_267), (1, 1_482_267, 5_999_999), (0, 5_999_999, 7_482_266), (1, 7_482_266, 11_999_998)]
+        );
+        // B gets 3121 / 4145 = 75.3% of each period: its 20 ms are done after 4 full periods
+        // (18,070,928 ns of its CPU) and 1,929,072 ns of a fifth slice of 4,517,732.
+        let b_done = r.tasks[1].finish.unwrap();
+        assert_eq!(b_done, 4 * 5_999_999 + 1_482_267 + 1_929_072);
+    }
 }
