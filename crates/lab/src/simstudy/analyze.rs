@@ -61,8 +61,8 @@ pub fn section(w: &Workload) -> Result<Section, analysis::AnalysisError> {
     let (rm_worst, prio_worst) = (worst(&sync, &rm), worst(&sync, &prio));
     let mut s = Section::new("sim-analyze", "003", "Schedulability analysis beside simulation");
     let mut t = Table::new(
-        "Per task: response-time analysis at the critical instant beside the simulated worst response (ms)",
-        &["task", "C", "T", "D", "U", "rm bound", "rm simulated", "prio bound", "prio simulated"],
+        "Per task: response-time analysis at the critical instant beside the simulated worst response",
+        &["task", "C ms", "T ms", "D ms", "U", "rm bound ms", "rm simulated ms", "prio bound ms", "prio simulated ms"],
     );
     let mut disagree = vec![];
     let show = |x: Option<Dur>| x.map_or("-".to_string(), ms);

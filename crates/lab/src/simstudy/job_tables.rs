@@ -44,7 +44,7 @@ pub fn tables(w: &Workload, results: &[SimResult], every_job: bool) -> (Vec<Tabl
         let Ok(report) = job_metrics(w, r) else { continue };
         let periodic = |task: usize| w.tasks[task].period.is_some();
         let mut t = Table::new(
-            format!("Periodic tasks under {} (times in ms)", r.policy),
+            format!("Periodic tasks under {}", r.policy),
             &[
                 "task",
                 "released",
@@ -52,9 +52,9 @@ pub fn tables(w: &Workload, results: &[SimResult], every_job: bool) -> (Vec<Tabl
                 "skipped",
                 "aborted",
                 "missed",
-                "worst response",
-                "p99 response",
-                "max lateness",
+                "worst response ms",
+                "p99 response ms",
+                "max lateness ms",
             ],
         );
         for s in report.tasks.iter().filter(|s| periodic(s.task)) {
@@ -75,8 +75,8 @@ pub fn tables(w: &Workload, results: &[SimResult], every_job: bool) -> (Vec<Tabl
         tables.push(t.with_note("Response = finish − release; lateness = finish − deadline (negative: early)."));
         if every_job {
             let mut j = Table::new(
-                format!("Jobs under {} (times in ms)", r.policy),
-                &["task", "job", "release", "start", "finish", "response", "lateness", "missed"],
+                format!("Jobs under {}", r.policy),
+                &["task", "job", "release ms", "start ms", "finish ms", "response ms", "lateness ms", "missed"],
             );
             for x in report.jobs.iter().filter(|x| periodic(x.task)) {
                 j.row(vec![
