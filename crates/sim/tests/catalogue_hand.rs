@@ -118,6 +118,46 @@ fn mlfq_boost_lifts_a_starved_job_to_the_top() {
     assert_eq!(r.tasks[20].finish, Some(200 * MS), "the stream ends as late as without a boost");
 }
 
+/// Rule 5 acts at the boost's time, and a boosted job starts the top queue's allotment afresh.
+#[test]
+fn mlfq_boost_comes_on_time_with_a_fresh_allotment() {
+    // Two 100 ms hogs, boost every 50 ms; quanta 8, 16, 32 ms.
+    // 0–8 A, 8–16 B (queue 0), 16–32 A, 32–48 B (queue 1), 48– A in queue 2 (a 32 ms slice).
+    // 50: boost — A, running in queue 2, stops and goes to the head of queue 0 with a fresh
+    //     8 ms; B (queue 2) to the top too. 50–58 A, 58–66 B, 66–82 A, 82–98 B (queue 1),
+    //     98– A in queue 2 again; 100: boost — A stops, 100–108 A.
+    let r = run(vec![cpu("A", 0, 100), cpu("B", 0, 100)], "mlfq:levels=3,quantum=8ms,boost=50ms", Some(108));
+    assert_eq!(
+        slices(&r),
+        vec![
+            (0, 8, 0),
+            (8, 16, 1),
+            (16, 32, 0),
+            (32, 48, 1),
+            (48, 50, 0),
+            (50, 58, 0),
+            (58, 66, 1),
+            (66, 82, 0),
+            (82, 98, 1),
+            (98, 100, 0),
+            (100, 108, 0)
+        ]
+    );
+    // A = 40 ms at 0; S_k = 8 ms at 26 + 6k; boost every 40 ms. 0–8 A (q0), 8–24 A (q1),
+    // 24–26 A (q2, 2 ms used), S0 pre-empts: 26–34 S0, 34–42 S1 (in queue 0 the boost at 40
+    // does not stop it). A was moved to queue 0 behind S2 (arrived 38): 42–50 S2, then A with
+    // the whole 8 ms of the top queue, not the 6 left after its 2 ms in queue 2: 50–58.
+    let mut tasks = vec![cpu("A", 0, 40)];
+    for k in 0..5 {
+        tasks.push(cpu(&format!("S{k}"), 26 + 6 * k, 8));
+    }
+    let r = run(tasks, "mlfq:levels=3,quantum=8ms,boost=40ms", Some(58));
+    assert_eq!(
+        slices(&r),
+        vec![(0, 8, 0), (8, 24, 0), (24, 26, 0), (26, 34, 1), (34, 42, 2), (42, 50, 3), (50, 58, 0)]
+    );
+}
+
 /// Waldspurger & Weihl, "Stride Scheduling" (MIT/LCS/TM-528, 1995), the basic algorithm: each
 /// client has stride = stride1 / tickets and a pass; the client with the smallest pass runs a
 /// quantum and its pass advances by its stride. Tickets 3:2:1 get 3, 2 and 1 quanta of every 6.

@@ -135,7 +135,7 @@ const DIGESTS: &[(&str, &str)] = &[
     ("prio", "0xaf43ce73cc6c904"),
     ("prio-preempt", "0x1a9bdd06a80e39ed"),
     ("mlq", "0x1c0bab9b387f879f"),
-    ("mlfq", "0xc7dab74a05438e12"),
+    ("mlfq", "0x86b2ed55a185d88d"),
     ("edf", "0x1e37304a5b13724a"),
     ("rm", "0x3056cf9de0a0bf10"),
     ("gedf", "0x65ae5994253e7164"),

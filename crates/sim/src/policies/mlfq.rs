@@ -2,7 +2,9 @@
 //! level i has quantum `quantum × 2^i`; new tasks enter the top; a task that has used up its
 //! allotment at a level (one quantum, summed over however many runs — so yielding just before
 //! the end does not game it) moves down one level; a task of a higher level pre-empts a lower
-//! one; every `boost` ms all tasks return to the top (0 = never), so long jobs do not starve.
+//! one; every `boost` ms all tasks return to the top with a fresh allotment (0 = never), so long
+//! jobs do not starve — at the boost's time (a policy timer), a task running below the top
+//! giving up its longer slice then.
 
 use super::common::{Affinity, PerTask};
 use super::spec::ms;
@@ -111,6 +113,10 @@ impl Policy for Mlfq {
         for l in 0..self.levels.len() {
             let Some(pos) = self.levels[l].iter().position(|&t| self.affinity.allowed(t, cpu)) else { continue };
             if let Some(t) = self.levels[l].remove(pos) {
+                if self.epoch_of.get(t) < self.epoch {
+                    // Boosted while it waited: the top queue's allotment starts afresh.
+                    self.used.set(t, 0);
+                }
                 let left = self.quantum_at(l).saturating_sub(self.used.get(t)).max(1);
                 self.level.set(t, l);
                 self.epoch_of.set(t, self.epoch);
@@ -126,6 +132,21 @@ impl Policy for Mlfq {
 
     fn preempts(&self, woken: TaskId, running: TaskId, _now: Time) -> bool {
         self.level_now(woken) < self.level_now(running)
+    }
+
+    /// The boost is a timer (Rule 5 acts at its time, not at the next scheduling event).
+    fn next_timer(&self) -> Option<Time> {
+        self.boost.map(|_| self.next_boost)
+    }
+
+    fn timer(&mut self, now: Time) {
+        self.maybe_boost(now);
+    }
+
+    /// A task running below the top when the boost comes is at the top now: it stops, and is
+    /// queued again at the head of the top queue with a fresh allotment.
+    fn preempt_current(&mut self, running: TaskId, _now: Time) -> bool {
+        self.epoch_of.get(running) < self.epoch && self.level.get(running) > 0
     }
 
     fn queued(&self) -> usize {
