@@ -144,7 +144,7 @@ const DIGESTS: &[(&str, &str)] = &[
     ("stride", "0x8c1e08c4f1f50a5f"),
     ("lottery", "0x2a5b2152c5d15845"),
     ("solaris_ts", "0x45901b94c9d9f78d"),
-    ("windows", "0x88970a2197d1f58b"),
+    ("windows", "0xd492cbe6ff2539a5"),
     ("freebsd_4bsd", "0xb7337ac554b52bcb"),
     ("freebsd_ule", "0xa1c7f1f9ed249eef"),
     ("linux", "0x25361b2e65716bb"),

@@ -853,6 +853,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             if self.locks.is_some() && !self.acquire_locks(t) {
                 continue;
             }
+            // A zero slice would expire at once and be picked again at the same instant, forever.
+            assert!(pick.slice != Some(0), "{}: picked task {t} with a zero slice", self.queues[q].name());
             self.start(c, t, pick.slice);
             return;
         }

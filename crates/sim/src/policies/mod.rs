@@ -107,9 +107,13 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
         "illumos usr/src/uts/common/disp/ts_dptbl.c (7c478bd9) and ts.c (2570281c)",
     ),
     (
-        "windows:quantum=30ms,boost=2,starvation=4000ms",
-        "Windows boost-and-decay model",
-        "Russinovich et al., Windows Internals (priority boosts, balance set manager)",
+        "windows:clock=15.625ms,quantum=short,fixed=0,separation=2,io_boost=1,starvation=300,scan=1000ms",
+        "Windows NT scheduler: 32 levels = priority class × thread priority (class idle/below_normal/normal/\
+         above_normal/high/realtime/foreground; priority −2..2, ±15 = idle/time-critical, lower = higher); \
+         quantum units (3 per clock tick; quantum=long,fixed=1 = server); foreground quantum × (separation + 1); \
+         I/O (io_boost = device increment) and event (+1) boosts decaying per quantum end; the balance-set \
+         manager's anti-starvation scan every `scan` (starvation in clock ticks)",
+        "ReactOS ntoskrnl/ke (thrdschd.c, balmgr.c) and Microsoft's Scheduling Priorities and Priority Boosts pages",
     ),
     (
         "freebsd_4bsd:slice=100ms",
@@ -183,11 +187,7 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
             Box::new(Lottery::new(q, p.uint("seed", 1, 0, u64::MAX)?))
         }
         "solaris_ts" | "solaris" => Box::new(SolarisTs::new()),
-        "windows" => {
-            let q = p.time("quantum", 30.0)?;
-            let boost = p.uint("boost", 2, 0, 15)? as u8;
-            Box::new(Windows::new(q, boost, p.time("starvation", 4000.0)?))
-        }
+        "windows" => Box::new(Windows::with_params(windows::WindowsParams::parse(&mut p)?)),
         "freebsd_4bsd" | "4bsd" => Box::new(FreeBsd::new(p.time("slice", 100.0)?)),
         "freebsd_ule" | "freebsd" | "ule" => Box::new(freebsd_ule::FreeBsdUle::from_params(&mut p)?),
         "eevdf" => Box::new(Eevdf::new(eevdf::features(&mut p)?)),
