@@ -232,20 +232,50 @@ fn lottery_follows_tickets() {
 /// 4.4BSD Operating System*, §4.4; 4.4BSD-Lite kern_synch.c resetpriority()): priority =
 /// PUSER + estcpu/4 + 2·nice, estcpu +1 per 10 ms tick run, run queues of 4 priorities, a
 /// 100 ms round-robin slice. Two CPU hogs, A nice 0 and B nice 10 (TaskSpec::nice), both at 0.
-/// Only the first second is asserted: what follows depends on the once-a-second decay.
+/// The once-a-second decay (schedcpu(), §4.4: estcpu · 2·load/(2·load + 1) + nice) at 1000 ms.
 #[test]
-fn freebsd_4bsd_nice_hogs_first_second() {
-    let r = run(vec![cpu("A", 0, 5000), TaskSpec { nice: 10, ..cpu("B", 0, 5000) }], "freebsd_4bsd", Some(1100));
+fn freebsd_4bsd_nice_hogs_first_two_seconds() {
+    let r = run(vec![cpu("A", 0, 5000), TaskSpec { nice: 10, ..cpu("B", 0, 5000) }], "freebsd_4bsd", Some(2100));
     // Start: A 160 + 0 + 0 = 160 (queue 160/4 = 40), B 160 + 0 + 20 = 180 (queue 45): A runs.
     // After each 100 ms A has 10 more estcpu; priority (queue) at the end of each slice:
     //   100: 10 → 162 (40)   200: 20 → 165 (41)   300: 30 → 167 (41)   400: 40 → 170 (42)
     //   500: 50 → 172 (43)   600: 60 → 175 (43)   700: 70 → 177 (44)   800: 80 → 180 (45)
     // At 800 A joins queue 45 behind B (queued there since 0): B 800–900 → estcpu 10,
     // 160 + 2 + 20 = 182 (45), behind A; A 900–1000 → 90, 182 (45).
-    // At 1000 the decay (factor 2·load/(2·load+1) ≤ 4/5 for load ≤ 2) leaves A at most
-    // 72 → 178 (queue 44), ahead of B (queue ≥ 45): A runs 1000–1100 whatever the load.
+    // At 1000 schedcpu() with load 2 (both runnable): factor 2·2/(2·2+1) = 4/5, + nice.
+    //   A 90·4/5 = 72 → 160 + 18 = 178 (44);  B 10·4/5 + 10 = 18 → 160 + 4 + 20 = 184 (46).
+    // A: 1100: 82 → 180 (45)   1200: 92 → 183 (45)   1300: 102 → 185 (46), behind B.
+    // B 1300–1400: 28 → 187 (46), behind A.   A 1400–1500: 112 → 188 (47).
+    // B 1500–1600: 38 → 189 (47), behind A.   A 1600–1700: 122 → 190 (47).
+    // B 1700–1800: 48 → 192 (48).             A 1800–1900: 132 → 193 (48), behind B.
+    // B 1900–2000: 58 → 194 (48).
+    // At 2000: A 132·4/5 = 105 → 186 (46), B 58·4/5 + 10 = 56 → 194 (48): A runs 2000–2100.
+    // With a load of 1 (factor 2/3) A would reach 1000 at 175 and keep the CPU until 1400.
     let mut want: Vec<_> = (0..8).map(|i| (100 * i, 100 * i + 100, 0)).collect();
-    want.extend([(800, 900, 1), (900, 1000, 0), (1000, 1100, 0)]);
+    want.extend([(800, 900, 1), (900, 1000, 0), (1000, 1100, 0), (1100, 1200, 0), (1200, 1300, 0)]);
+    want.extend((13..20).map(|i| (100 * i, 100 * i + 100, usize::from(i % 2 == 1))));
+    want.push((2000, 2100, 0));
     assert_eq!(slices(&r), want);
-    assert_eq!(r.tasks.iter().map(|t| t.cpu / MS).collect::<Vec<_>>(), vec![1000, 100]);
+    assert_eq!(r.tasks.iter().map(|t| t.cpu / MS).collect::<Vec<_>>(), vec![1600, 500]);
+}
+
+/// schedcpu() recomputes the priority of a queued task and moves it to its new queue
+/// (`resetpriority_thread()`), so the decay can reorder tasks that are waiting.
+#[test]
+fn freebsd_4bsd_decay_requeues_waiting_tasks() {
+    let tasks = vec![
+        cpu("A", 0, 5000),
+        TaskSpec { nice: 19, ..cpu("B", 1995, 5000) },
+        TaskSpec { class: Some("realtime".into()), ..cpu("R", 1990, 100) },
+    ];
+    let r = run(tasks, "freebsd_4bsd", Some(2190));
+    // A runs alone. At 1000 (load 1, factor 2/3) its 100 estcpu become 66; by 1990 it has
+    // 66 + 99 = 165 → 160 + 41 = 201 (queue 50) when R (real time) pre-empts it. B arrives at
+    // 1995 with estcpu 0: 160 + 0 + 2·19 = 198 (queue 49), ahead of A.
+    // At 2000, load 3 (A, B queued, R running): factor 2·3/(2·3+1) = 6/7.
+    //   A 165·6/7 = 141 → 160 + 35 = 195 (queue 48);  B 0 + 19 → 160 + 4 + 38 = 202 (queue 50).
+    // Both move to their new queues: when R finishes at 2090, A runs, not B.
+    let s = slices(&r);
+    assert_eq!(s[s.len() - 3..], [(1900, 1990, 0), (1990, 2090, 2), (2090, 2190, 0)]);
+    assert_eq!(r.tasks[1].cpu, 0);
 }

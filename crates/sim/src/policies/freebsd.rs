@@ -4,9 +4,12 @@
 //! split into queues of four priorities each (RQ_PPQ = 4), FIFO within a queue. Real-time,
 //! interrupt and idle priorities are fixed (the workload's priority, lower = better).
 //! Time-sharing priorities are dynamic: `PUSER + estcpu / 4 + 2 × nice`, where `estcpu` grows
-//! by one per 10 ms tick of CPU used and decays once a second by `2·load / (2·load + 1)`; the
-//! priority is recomputed when the slice (100 ms) expires, and the task goes to the back of the
-//! queue of its new priority. A better group, or a better queue inside the real-time and
+//! by one per 10 ms tick of CPU used and decays once a second by `2·load / (2·load + 1)`
+//! (`schedcpu()`, a policy timer at every whole second; `load` is the number of runnable tasks
+//! at that instant, where the kernel uses the one-minute load average). The decay recomputes
+//! every priority and moves a queued task whose queue changed to the back of its new queue, as
+//! `schedcpu()` → `resetpriority_thread()` does; otherwise the priority is recomputed when the
+//! slice (100 ms) expires, and the task goes to the back of the queue of its new priority. A better group, or a better queue inside the real-time and
 //! interrupt groups, pre-empts. Priority inheritance: a task holding a lock someone better waits
 //! for is queued at the top queue of its own group.
 
@@ -38,6 +41,8 @@ pub struct FreeBsd {
     nice: PerTask<i32>,
     base: PerTask<i32>,
     running_key: PerTask<(Group, i64)>,
+    /// The priority the host last showed for each task (inheritance lowers it).
+    view_prio: PerTask<i32>,
     known: Vec<TaskId>,
     running: usize,
     next_decay: Time,
@@ -54,6 +59,7 @@ impl FreeBsd {
             nice: PerTask::default(),
             base: PerTask::default(),
             running_key: PerTask::default(),
+            view_prio: PerTask::default(),
             known: vec![],
             running: 0,
             next_decay: SECOND,
@@ -76,15 +82,31 @@ impl FreeBsd {
         (self.group.get(t), self.priority(t, view_prio) / 4)
     }
 
-    /// Once a second: estcpu ← estcpu · 2·load / (2·load + 1) + nice (schedcpu()).
-    fn decay(&mut self, now: Time) {
+    /// Once a second: estcpu ← estcpu · 2·load / (2·load + 1) + nice, then every priority
+    /// again (schedcpu()). `arriving` counts a runnable task being queued, in neither the
+    /// queue nor on a CPU yet.
+    fn decay(&mut self, now: Time, arriving: usize) {
+        if now < self.next_decay {
+            return;
+        }
         while now >= self.next_decay {
             self.next_decay += SECOND;
-            let load = (self.q.len() + self.running) as u64;
+            let load = (self.q.len() + self.running + arriving) as u64;
             for &t in &self.known {
                 let e = self.estcpu.get(t);
                 let n = self.nice.get(t).max(0) as u64;
                 self.estcpu.set(t, e * 2 * load / (2 * load + 1) + n);
+            }
+        }
+        for i in 0..self.known.len() {
+            let t = self.known[i];
+            let key = self.key(t, self.view_prio.get(t));
+            if self.q.contains(t) {
+                if self.q.key_of(t) != Some(key) {
+                    self.q.rekey(t, key);
+                }
+            } else {
+                self.running_key.set(t, key);
             }
         }
     }
@@ -109,7 +131,8 @@ impl Policy for FreeBsd {
             self.base.set(t, task.priority);
             self.known.push(t);
         }
-        self.decay(now);
+        self.view_prio.set(t, task.priority);
+        self.decay(now, 1);
         let key = self.key(t, task.priority);
         self.q.enqueue(task, key, why);
     }
@@ -119,7 +142,7 @@ impl Policy for FreeBsd {
     }
 
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
-        self.decay(now);
+        self.decay(now, 0);
         let (task, key) = self.q.pop(cpu)?;
         self.running_key.set(task, key);
         self.running += 1;
@@ -131,6 +154,15 @@ impl Policy for FreeBsd {
         let total = self.partial_tick.get(task) + ran;
         *self.estcpu.get_mut(task) += total / TICK;
         self.partial_tick.set(task, total % TICK);
+    }
+
+    /// The once-a-second decay happens at its time, not at the next scheduling event.
+    fn next_timer(&self) -> Option<Time> {
+        Some(self.next_decay)
+    }
+
+    fn timer(&mut self, now: Time) {
+        self.decay(now, 0);
     }
 
     fn preempts(&self, woken: TaskId, running: TaskId, _now: Time) -> bool {
