@@ -182,12 +182,12 @@ pub fn print_section(s: &Section) {
     }
     for v in &s.verdicts {
         let mark = match v.outcome {
-            Outcome::Reproduced => "reproduced",
             Outcome::Differs => "DIFFERS",
-            Outcome::Inconclusive => "inconclusive",
-            Outcome::NotMeasured => "not measured",
+            Outcome::NotMet => "NOT MET",
+            o => o.word(),
         };
-        println!("{}", fit_text(&format!("[{mark}] {} — {}", v.claim, v.detail)));
+        let kind = v.kind.word().replace('_', " ");
+        println!("{}", fit_text(&format!("[{mark}] ({kind}) {} — {}", v.claim, v.detail)));
     }
     if let Some(dir) = &s.run_dir {
         println!("\nresults: {dir}");

@@ -387,6 +387,25 @@ fn the_reproduce_report_renders_in_chromium_with_every_section_and_figure() {
         args.extend(["--only", name]);
     }
     let doc: Value = serde_json::from_slice(&reproduce(dir.path(), &args, 0).stdout).unwrap();
+    // Every verdict says what kind of claim it judges, and the summary counts by kind.
+    let kinds = ["seed_claim", "published_number", "goal", "calibration", "identity"];
+    let statuses = ["reproduced", "differs", "inconclusive", "met", "not_met", "fact"];
+    let mut counted = 0;
+    for s in doc["sections"].as_array().unwrap() {
+        for v in s["verdicts"].as_array().unwrap() {
+            let (k, st) = (v["kind"].as_str().unwrap(), v["status"].as_str().unwrap());
+            assert!(kinds.contains(&k) && statuses.contains(&st), "{v}");
+            counted += 1;
+            assert!(doc["summary"]["by_kind"][k][st].as_u64().unwrap() >= 1, "{}", doc["summary"]);
+        }
+    }
+    let summed: u64 = doc["summary"]["by_kind"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|k| k.as_object().unwrap().values().map(|n| n.as_u64().unwrap()))
+        .sum();
+    assert_eq!(summed, counted, "{}", doc["summary"]);
     let page = check_report(&exe, &dir.path().join("report/index.html"), "registered", &figures_of(&doc["sections"]));
     if let Some(name) = fastest {
         assert!(page["experiments"].as_array().unwrap().contains(&json!(name)));
@@ -408,7 +427,7 @@ fn a_report_with_figures_in_every_seed_renders_cleanly() {
     assert_eq!(expected.len(), 5);
     let page = check_report(&exe, &dir.path().join("report/index.html"), "drills", &expected);
     let verdicts: Vec<&str> = page["verdicts"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-    assert!(verdicts[0].contains("reproduced") && verdicts[0].contains("drill-6 not run"), "{verdicts:?}");
+    assert!(verdicts[0].contains("goals: 1 of 1 met") && verdicts[0].contains("drill-6 not run"), "{verdicts:?}");
     assert!(verdicts[1].contains("drill-7 failed"), "{verdicts:?}");
 }
 

@@ -112,8 +112,8 @@ fn bench_json_reports_every_implementation_and_the_ratio() {
     let ratio = r["wheel_vs_best_peer"].as_f64().unwrap();
     let verdict = &doc["verdicts"][0];
     assert_eq!(verdict["detail"], format!("wheel_vs_best_peer = {ratio:.2}"), "{verdict}");
-    let expected = if ratio >= 1.0 { "reproduced" } else { "differs" };
-    assert_eq!(verdict["outcome"], expected, "{verdict}");
+    let expected = if ratio >= 1.0 { "met" } else { "not_met" };
+    assert_eq!((verdict["kind"].as_str(), verdict["status"].as_str()), (Some("goal"), Some(expected)), "{verdict}");
 }
 
 #[test]

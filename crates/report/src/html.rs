@@ -3,7 +3,7 @@
 //! (inline SVG), predicted-versus-measured tables, the machine facts and a verdict line.
 //! No scripts, no network: inline CSS that reads on a phone (tables scroll sideways) and prints.
 
-use crate::section::{Figure, Outcome, Section, Status, Table, Verdict};
+use crate::section::{ClaimKind, Figure, Outcome, Section, Status, Table, Verdict};
 use crate::seeds::{self, Seed, SEEDS};
 use crate::svg::escape;
 use serde_json::Value;
@@ -80,9 +80,13 @@ struct SeedVerdict {
 /// Summarise the sections of one seed into a verdict line.
 fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
     let ran: Vec<&&Section> = sections.iter().filter(|s| s.status == Status::Completed).collect();
-    let verdicts: Vec<&Verdict> = ran.iter().flat_map(|s| s.verdicts.iter()).collect();
+    let all: Vec<&Verdict> = ran.iter().flat_map(|s| s.verdicts.iter()).collect();
+    // Only a seed's claims and published numbers count as reproduced; goals are listed apart.
+    let verdicts: Vec<&Verdict> = all.iter().copied().filter(|v| v.counts()).collect();
     let count = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count();
-    let (rep, dif) = (count(Outcome::Reproduced), count(Outcome::Differs));
+    let (rep, dif, inc) = (count(Outcome::Reproduced), count(Outcome::Differs), count(Outcome::Inconclusive));
+    let goals: Vec<&&Verdict> = all.iter().filter(|v| v.kind == ClaimKind::Goal).collect();
+    let goals_met = goals.iter().filter(|v| v.outcome == Outcome::Met).count();
     if ran.is_empty() {
         let mut reasons: Vec<String> = sections
             .iter()
@@ -107,6 +111,10 @@ fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
     let first_diff = verdicts.iter().find(|v| v.outcome == Outcome::Differs);
     let mut v = match (judged, first_diff) {
         (0, _) => SeedVerdict { kind: "measured", text: "measured; no published claim was judged".into() },
+        (_, None) if inc > 0 => SeedVerdict {
+            kind: "partial",
+            text: format!("reproduced: {rep} of {judged} claims held, {inc} more inconclusive (within the spread)"),
+        },
         (_, None) => SeedVerdict { kind: "reproduced", text: format!("reproduced: {rep} of {judged} claims held") },
         (_, Some(v)) => SeedVerdict {
             kind: if rep == 0 { "differs" } else { "partial" },
@@ -117,6 +125,12 @@ fn seed_verdict(sections: &[&Section], not_run: &[&NotRun]) -> SeedVerdict {
             ),
         },
     };
+    if inc > 0 && first_diff.is_some() {
+        v.text += &format!("; {inc} inconclusive");
+    }
+    if !goals.is_empty() {
+        v.text += &format!("; schedlab's goals: {goals_met} of {} met", goals.len());
+    }
     // Experiments of this seed that did not complete are named on the same line.
     let missing: Vec<String> = sections
         .iter()
@@ -351,15 +365,16 @@ fn experiment(out: &mut String, s: &Section, fig_no: &mut usize) {
     if !s.verdicts.is_empty() {
         out.push_str(r#"<ul class="verdicts">"#);
         for v in &s.verdicts {
-            let (k, w) = match v.outcome {
-                Outcome::Reproduced => ("reproduced", "reproduced"),
-                Outcome::Differs => ("differs", "differs"),
-                Outcome::Inconclusive => ("partial", "inconclusive"),
-                Outcome::NotMeasured => ("not-run", "not measured"),
+            let k = match v.outcome {
+                Outcome::Reproduced | Outcome::Met | Outcome::Fact => "reproduced",
+                Outcome::Differs | Outcome::NotMet => "differs",
+                Outcome::Inconclusive => "partial",
             };
             let _ = write!(
                 out,
-                r#"<li class="{k}"><span class="badge {k}">{w}</span> {c} — <span class="detail">{d}</span></li>"#,
+                r#"<li class="{k}"><span class="badge {k}">{w}</span> <span class="kind">{kind}</span> {c} — <span class="detail">{d}</span></li>"#,
+                w = v.outcome.word(),
+                kind = v.kind.word().replace('_', " "),
                 c = escape(&v.claim),
                 d = escape(&v.detail)
             );
@@ -494,6 +509,7 @@ nav .toc{padding-left:1.2rem}
 nav .toc li{margin:.15rem 0}
 .badge{display:inline-block;font-size:.75rem;font-weight:600;border-radius:1em;padding:0 .6em;color:#fff;background:var(--na);white-space:nowrap;vertical-align:middle}
 .badge.reproduced{background:var(--ok)}.badge.differs,.badge.failed{background:var(--bad)}.badge.partial{background:var(--warn)}.badge.measured{background:#0969da}
+.verdicts .kind{font-size:.75rem;color:var(--na);text-transform:uppercase;letter-spacing:.03em}
 .verdict{border-left:4px solid var(--na);background:var(--soft);padding:.4rem .7rem;margin:.5rem 0}
 .verdict.reproduced{border-color:var(--ok)}.verdict.differs,.verdict.failed{border-color:var(--bad)}.verdict.partial{border-color:var(--warn)}.verdict.measured{border-color:#0969da}
 .status{font-weight:600}.status.not-run{color:var(--na)}.status.failed{color:var(--bad)}
@@ -561,7 +577,7 @@ mod tests {
         s.tables.push(p);
         s.figures.push(Figure { title: "Gantt".into(), file: "g.svg".into(), svg: gantt(), caption: "cap".into() });
         s.figures.push(Figure { title: "Gantt 2".into(), file: "g2.svg".into(), svg: gantt(), caption: String::new() });
-        s.verdicts.push(Verdict::check("delta does less work", true, "12 vs 100 ops"));
+        s.verdicts.push(Verdict::seed_claim("delta does less work", true, "12 vs 100 ops"));
         s.data = json!({"machine": {"hostname": "box", "kernel": "6.18", "cpus_online": 2, "cpus_allowed": 2}});
         s.run_dir = Some("results/x/1".into());
         s
@@ -615,7 +631,7 @@ mod tests {
         let nr =
             NotRun { experiment: "x".into(), seed: "004".into(), title: "X".into(), reason: "in shard 2/2".into() };
         assert_eq!(seed_verdict(&[], &[&nr]).text, "not run: x: in shard 2/2");
-        a.verdicts.push(Verdict::check("finish time ∝ weight", false, "w1 took 1.8× w20"));
+        a.verdicts.push(Verdict::seed_claim("finish time ∝ weight", false, "w1 took 1.8× w20"));
         let v = seed_verdict(&[&a], &[]);
         assert_eq!(v.kind, "partial");
         assert!(v.text.contains("1 of 2") && v.text.contains("1.8×"));
@@ -627,12 +643,31 @@ mod tests {
         let mut m = section("001", "policies");
         m.verdicts.clear();
         assert_eq!(seed_verdict(&[&m], &[]).kind, "measured");
-        m.verdicts.push(Verdict::check("c", false, "x".repeat(300)));
+        m.verdicts.push(Verdict::seed_claim("c", false, "x".repeat(300)));
         assert!(seed_verdict(&[&m], &[]).text.ends_with(&format!("{}…)", "x".repeat(159))));
         let ok = section("000", "timers");
         let v = seed_verdict(&[&ok, &u], &[]);
         assert_eq!(v.kind, "partial");
         assert_eq!(v.text, "reproduced: 1 of 1 claims held; also policies failed: boom");
+    }
+
+    #[test]
+    fn only_seed_claims_and_published_numbers_count_as_reproduced() {
+        let mut a = section("002", "livelock");
+        a.verdicts.push(Verdict::goal("napi delivers ≥ 90%", true, "96%"));
+        a.verdicts.push(Verdict::goal("dispatcher ≤ 1% CPU", false, "3%"));
+        a.verdicts.push(Verdict::calibration("model peak 4,700 pkt/s", true, "fitted"));
+        a.verdicts.push(Verdict::identity("switches = 2 × fills", true, "by construction"));
+        a.verdicts.push(Verdict::inconclusive(ClaimKind::SeedClaim, "delta uses less CPU", "0.514 vs 0.516"));
+        let v = seed_verdict(&[&a], &[]);
+        assert_eq!(v.kind, "partial");
+        assert_eq!(
+            v.text,
+            "reproduced: 1 of 1 claims held, 1 more inconclusive (within the spread); schedlab's goals: 1 of 2 met"
+        );
+        let html = report(&[a], &[]);
+        assert!(html.contains(r#"<span class="badge reproduced">fact</span> <span class="kind">identity</span>"#));
+        assert!(html.contains(r#"<span class="badge differs">not met</span> <span class="kind">goal</span>"#));
     }
 
     #[test]

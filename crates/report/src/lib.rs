@@ -5,6 +5,8 @@
 //!   tables, SVG figures and data files.
 //! - [`section`]: what an experiment hands the report — tables with the published numbers
 //!   beside ours, figures, verdicts.
+//! - [`judge`]: verdicts that claim a difference or an agreement only beyond the run-to-run
+//!   spread.
 //! - [`table`]: plain-text tables for the terminal.
 //! - [`svg`]: hand-written SVG line, bar and Gantt charts (self-contained, no fonts to ship).
 //! - [`html`] and [`db`]: the one-page report and the results database (see `schedlab reproduce`).
@@ -15,6 +17,7 @@
 
 pub mod db;
 pub mod html;
+pub mod judge;
 pub mod leaves;
 pub mod results;
 pub mod section;

@@ -154,7 +154,7 @@ mod tests {
         });
         s.files.push(DataFile::text("raw.txt", "raw"));
         s.files.push(DataFile::csv("rows.csv", &["k"], vec![vec!["v".into()]]));
-        s.verdicts.push(Verdict::check("claim", true, "detail"));
+        s.verdicts.push(Verdict::seed_claim("claim", true, "detail"));
         let dir = RunDir::write(root.path(), &mut s, &prov()).unwrap();
         let doc: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();

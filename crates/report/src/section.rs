@@ -46,35 +46,131 @@ pub struct Figure {
     pub caption: String,
 }
 
-/// Whether a published claim held here.
+/// What kind of claim a verdict judges. Only a seed's claims and published numbers count
+/// towards "reproduced"; the others are shown apart (docs/report.md has an example of each).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// A claim made in the seed's text (quoted, with its section).
+    #[default]
+    SeedClaim,
+    /// A number the seed published, beside ours, with the tolerance and our scale factor.
+    PublishedNumber,
+    /// schedlab's own target (a speed, an overhead): met or not met.
+    Goal,
+    /// A model fitted to a target and then checked against it: shown, never reproduced.
+    Calibration,
+    /// Arithmetic that holds by construction: shown as a fact.
+    Identity,
+}
+
+impl ClaimKind {
+    /// Whether verdicts of this kind count in "reproduced N of M".
+    pub fn is_reproducible(self) -> bool {
+        matches!(self, ClaimKind::SeedClaim | ClaimKind::PublishedNumber)
+    }
+
+    /// The kind as written in JSON.
+    pub fn word(self) -> &'static str {
+        match self {
+            ClaimKind::SeedClaim => "seed_claim",
+            ClaimKind::PublishedNumber => "published_number",
+            ClaimKind::Goal => "goal",
+            ClaimKind::Calibration => "calibration",
+            ClaimKind::Identity => "identity",
+        }
+    }
+}
+
+/// What a verdict found. A seed's claim or a published number is `reproduced`, `differs` or
+/// `inconclusive`; a goal or a calibration is `met` or `not_met`; an identity is a `fact` (or
+/// `not_met`: then the code that should make it hold is wrong).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Reproduced,
     Differs,
-    /// Measured, but the run-to-run spread straddles the line: neither agreement nor a
-    /// difference can be claimed.
+    /// The run-to-run spread straddles the line, or the quantity could not be measured here:
+    /// neither agreement nor a difference can be claimed (the detail says which).
+    #[serde(alias = "not_measured")]
     Inconclusive,
-    NotMeasured,
+    Met,
+    NotMet,
+    Fact,
 }
 
-/// One published claim and what we found.
+impl Outcome {
+    /// How the outcome is printed.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Reproduced => "reproduced",
+            Outcome::Differs => "differs",
+            Outcome::Inconclusive => "inconclusive",
+            Outcome::Met => "met",
+            Outcome::NotMet => "not met",
+            Outcome::Fact => "fact",
+        }
+    }
+}
+
+/// One claim and what we found.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Verdict {
     pub claim: String,
+    /// Runs written before verdicts had kinds read as seed claims.
+    #[serde(default)]
+    pub kind: ClaimKind,
+    #[serde(rename = "status", alias = "outcome")]
     pub outcome: Outcome,
     /// The numbers behind the verdict, in words.
     pub detail: String,
 }
 
 impl Verdict {
-    /// A verdict from a boolean check.
-    pub fn check(claim: impl Into<String>, held: bool, detail: impl Into<String>) -> Self {
-        Verdict {
-            claim: claim.into(),
-            outcome: if held { Outcome::Reproduced } else { Outcome::Differs },
-            detail: detail.into(),
-        }
+    /// A verdict of any kind and outcome.
+    pub fn new(kind: ClaimKind, claim: impl Into<String>, outcome: Outcome, detail: impl Into<String>) -> Self {
+        Verdict { claim: claim.into(), kind, outcome, detail: detail.into() }
+    }
+
+    /// A claim of the seed's text, judged by a check that is beyond the run-to-run spread
+    /// (use [`crate::judge`] when it could be inside it).
+    pub fn seed_claim(claim: impl Into<String>, held: bool, detail: impl Into<String>) -> Self {
+        Self::new(ClaimKind::SeedClaim, claim, if held { Outcome::Reproduced } else { Outcome::Differs }, detail)
+    }
+
+    /// A published number beside ours, within a stated tolerance.
+    pub fn published(claim: impl Into<String>, held: bool, detail: impl Into<String>) -> Self {
+        Self::new(ClaimKind::PublishedNumber, claim, if held { Outcome::Reproduced } else { Outcome::Differs }, detail)
+    }
+
+    /// schedlab's own target.
+    pub fn goal(claim: impl Into<String>, met: bool, detail: impl Into<String>) -> Self {
+        Self::new(ClaimKind::Goal, claim, if met { Outcome::Met } else { Outcome::NotMet }, detail)
+    }
+
+    /// A fitted model checked against the target it was fitted to.
+    pub fn calibration(claim: impl Into<String>, met: bool, detail: impl Into<String>) -> Self {
+        Self::new(ClaimKind::Calibration, claim, if met { Outcome::Met } else { Outcome::NotMet }, detail)
+    }
+
+    /// Arithmetic that holds by construction; `not_met` if it does not (a bug).
+    pub fn identity(claim: impl Into<String>, holds: bool, detail: impl Into<String>) -> Self {
+        Self::new(ClaimKind::Identity, claim, if holds { Outcome::Fact } else { Outcome::NotMet }, detail)
+    }
+
+    /// A claim of `kind` the spread does not let us judge.
+    pub fn inconclusive(kind: ClaimKind, claim: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(kind, claim, Outcome::Inconclusive, detail)
+    }
+
+    /// A claim of `kind` this run could not measure: inconclusive, saying why.
+    pub fn not_measured(kind: ClaimKind, claim: impl Into<String>, why: impl Into<String>) -> Self {
+        Self::new(kind, claim, Outcome::Inconclusive, format!("not measured: {}", why.into()))
+    }
+
+    /// Whether this verdict counts in "reproduced N of M" (a seed claim or published number).
+    pub fn counts(&self) -> bool {
+        self.kind.is_reproducible()
     }
 }
 

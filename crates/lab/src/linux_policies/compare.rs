@@ -5,7 +5,7 @@ use super::case::CaseResult;
 use super::params::WorkloadKind;
 use crate::seed_data;
 use schedlab_os::sched::LinuxPolicy;
-use schedlab_report::section::{Outcome, Table, Verdict};
+use schedlab_report::section::{ClaimKind, Table, Verdict};
 use serde_json::Value;
 
 const SEED_KEY: &str = "001_linux_scheduler";
@@ -120,7 +120,7 @@ fn procs_of(cases: &[CaseResult]) -> Vec<usize> {
 }
 
 fn not_measured(claim: &str, why: &str) -> Verdict {
-    Verdict { claim: claim.into(), outcome: Outcome::NotMeasured, detail: why.into() }
+    Verdict::not_measured(ClaimKind::SeedClaim, claim, why)
 }
 
 /// FIFO's average involuntary switches are "far below" OTHER's when at most this fraction.
@@ -161,7 +161,7 @@ pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
             })
             .collect::<Vec<_>>()
             .join("; ");
-        out.push(Verdict::check(claim, held, format!("{detail}; 'far below' = at most {FAR_BELOW} × OTHER")));
+        out.push(Verdict::seed_claim(claim, held, format!("{detail}; 'far below' = at most {FAR_BELOW} × OTHER")));
     }
 
     // 2. SCHED_OTHER always takes the most time (average process CPU time).
@@ -189,7 +189,7 @@ pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
     out.push(if rows.is_empty() {
         not_measured(claim, "needs other, fifo and rr on the same workload")
     } else {
-        Verdict::check(claim, held, rows.join("; "))
+        Verdict::seed_claim(claim, held, rows.join("; "))
     });
 
     // 3. FIFO and RR have very similar durations.
@@ -207,7 +207,7 @@ pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
     out.push(if rows.is_empty() {
         not_measured(claim, "needs fifo and rr")
     } else {
-        Verdict::check(claim, held, format!("gap |FIFO−RR|/max: {}", rows.join(", ")))
+        Verdict::seed_claim(claim, held, format!("gap |FIFO−RR|/max: {}", rows.join(", ")))
     });
 
     // 4. The seed's conclusion: FIFO/RR give high turnaround and low throughput, OTHER the reverse.
@@ -238,7 +238,7 @@ pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
             " — with equal jobs released together, running each to completion (FIFO) finishes most of them \
              early, while fair sharing keeps every job in progress until near the end"
         };
-        Verdict::check(claim, held, format!("{}{why}", rows.join("; ")))
+        Verdict::seed_claim(claim, held, format!("{}{why}", rows.join("; ")))
     });
     out
 }

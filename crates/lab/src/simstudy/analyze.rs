@@ -103,7 +103,7 @@ pub fn section(w: &Workload) -> Result<Section, analysis::AnalysisError> {
         ]);
     }
     s.tables.push(v);
-    s.verdicts.push(Verdict::check(
+    s.verdicts.push(Verdict::goal(
         "Each exact response-time bound equals the simulated worst response at the critical instant",
         disagree.is_empty(),
         if disagree.is_empty() {
@@ -114,7 +114,7 @@ pub fn section(w: &Workload) -> Result<Section, analysis::AnalysisError> {
     ));
     if let Some(says) = report.edf.schedulable {
         let misses = edf.overall.deadline_misses;
-        s.verdicts.push(Verdict::check(
+        s.verdicts.push(Verdict::goal(
             "The EDF processor-demand test agrees with whether the edf simulation misses a deadline",
             says == (misses == 0),
             format!("test: {}; simulation: {misses} misses", if says { "schedulable" } else { "unschedulable" }),
@@ -139,7 +139,7 @@ pub fn section(w: &Workload) -> Result<Section, analysis::AnalysisError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_report::section::Outcome;
+    use schedlab_report::section::{ClaimKind, Outcome};
 
     const MS: u64 = 1_000_000;
 
@@ -164,7 +164,7 @@ mod tests {
         assert!(rows[1][5].contains("exceeds D") && rows[1][5].contains("8 ms"), "{:?}", rows[1]);
         assert_eq!(rows[1][6], "8.000");
         for v in &s.verdicts {
-            assert_eq!(v.outcome, Outcome::Reproduced, "{}: {}", v.claim, v.detail);
+            assert_eq!((v.kind, v.outcome), (ClaimKind::Goal, Outcome::Met), "{}: {}", v.claim, v.detail);
         }
         assert_eq!(s.results["simulated_deadline_misses"]["edf"], 0);
         assert!(s.results["simulated_deadline_misses"]["rm"].as_u64().unwrap() > 0);

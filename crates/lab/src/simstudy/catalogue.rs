@@ -79,7 +79,7 @@ pub fn section(scale: Scale) -> Section {
     s.tables.push(t.with_note(
         "Silberschatz, Operating System Concepts, ch. 5; times in ms; lower priority number = higher priority.",
     ));
-    s.verdicts.push(Verdict::check(
+    s.verdicts.push(Verdict::published(
         "Textbook FCFS, RR, SJF, SRTF and priority examples come out exactly",
         all_exact,
         details.join(", "),
@@ -116,13 +116,13 @@ pub fn section(scale: Scale) -> Section {
     // freebsd_4bsd's 100 ms slice (and freebsd_ule's 94.5 ms) is longer than every burst here, so they behave as FCFS: left out.
     let slicing = ["rr", "cfs", "mlfq", "stride", "lottery", "solaris_ts", "windows", "wrr"];
     let min_slicing = slicing.iter().map(|n| cs(get(n))).min().unwrap_or(0);
-    s.verdicts.push(Verdict::check(
+    s.verdicts.push(Verdict::seed_claim(
         "FCFS has the fewest context switches (the seed's reason to run its task queue FCFS)",
         cs(fcfs) <= min_slicing,
         format!("fcfs {} vs fewest among time-slicing policies {}", cs(fcfs), min_slicing),
     ));
     let (sjf, prio) = (get("sjf"), get("prio"));
-    s.verdicts.push(Verdict::check(
+    s.verdicts.push(Verdict::seed_claim(
         "Shortest job first gives a lower average waiting time than FCFS and priority order",
         sjf.overall.avg_waiting <= fcfs.overall.avg_waiting && sjf.overall.avg_waiting <= prio.overall.avg_waiting,
         format!(
@@ -209,7 +209,7 @@ fn solaris_check() -> (Verdict, Table) {
     }
     let (sol, rr20, rr120) = (rows[0], rows[1], rows[2]);
     let held = sol.0 < rr120.0 && sol.1 < rr20.1;
-    let v = Verdict::check(
+    let v = Verdict::seed_claim(
         "Solaris TS: small frequent tasks wait less, and CPU-bound tasks are interrupted less often",
         held,
         format!(
@@ -232,6 +232,7 @@ mod tests {
         // Every policy of the catalogue ran on the mixed workload (+ two per-CPU variants).
         assert_eq!(s.tables[1].rows.len(), CATALOGUE.len() + 2);
         for v in &s.verdicts {
+            assert!(v.counts(), "{}: a seed's claim or a published number", v.claim);
             assert_eq!(v.outcome, Outcome::Reproduced, "{}: {}", v.claim, v.detail);
         }
         assert!(s.figures[0].svg.starts_with("<svg"));

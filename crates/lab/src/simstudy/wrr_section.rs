@@ -173,7 +173,7 @@ fn verdicts(o: &Outcome) -> Vec<Verdict> {
     let top = n - 1;
     let spread = (o.finish_s.max[top] - o.finish_s.min[top]) / o.finish_s.mean[top];
     vec![
-        Verdict::check(
+        Verdict::identity(
             "Work done follows the weight (seed folds 4.09, 7.40, 10.61, 16.60, 19.89): fold within 2% of the weight for weights 4–20",
             worst < 0.02,
             format!(
@@ -182,12 +182,12 @@ fn verdicts(o: &Outcome) -> Vec<Verdict> {
                 100.0 * worst
             ),
         ),
-        Verdict::check(
+        Verdict::seed_claim(
             "A 20× weight does not make a fixed job finish 2× sooner (seed: w1 / w20 = 1.81)",
             ratio < 2.0,
             format!("sim mean finish w1 / w20 = {ratio:.3}"),
         ),
-        Verdict::check(
+        Verdict::published(
             "Mean finish time per weight (seed: 51.0, 43.7, 38.5, 33.8, 29.0, 28.1 s) follows from WRR arithmetic, within 10%",
             !seed_finish.is_empty() && worst_mean < 0.10,
             format!(
@@ -196,7 +196,7 @@ fn verdicts(o: &Outcome) -> Vec<Verdict> {
                 100.0 * worst_mean
             ),
         ),
-        Verdict::check(
+        Verdict::seed_claim(
             "Start order dominates the finish time (seed: the weight-20 task sometimes finished last)",
             o.top_weight_not_first > 0.0 && spread > 0.1,
             format!(

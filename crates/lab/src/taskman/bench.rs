@@ -101,7 +101,8 @@ pub struct Sample {
 }
 
 impl Sample {
-    fn count(&self, e: Event) -> Option<u64> {
+    /// The count of event `e` in this sample, if it was measured.
+    pub fn count(&self, e: Event) -> Option<u64> {
         self.counters.iter().find(|(x, _)| *x == e).and_then(|(_, r)| r.count())
     }
 }

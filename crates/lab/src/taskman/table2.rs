@@ -7,7 +7,8 @@ use super::load::Load;
 use super::qbench::QueueBench;
 use crate::seed_data;
 use schedlab_os::perf::Event;
-use schedlab_report::section::{Figure, Outcome, Section, Table, Verdict};
+use schedlab_report::judge;
+use schedlab_report::section::{ClaimKind, Figure, Section, Table, Verdict};
 use schedlab_report::stats::MeanCi;
 use schedlab_report::svg::{BarChart, BarGroup};
 use serde_json::{json, Value};
@@ -241,7 +242,7 @@ pub fn figure(b: &BenchResult) -> Figure {
 pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
     let mut v = Vec::new();
     if let Some(r) = ratio(b, Config::C, 1, Load::Load1) {
-        v.push(Verdict::check(
+        v.push(Verdict::seed_claim(
             "Under load, C's run time barely changes (C1T load 1 within 10% of no load)",
             r <= 1.10,
             format!(
@@ -251,7 +252,7 @@ pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
         ));
     }
     if let Some(r) = ratio(b, Config::D, 1, Load::Load1) {
-        v.push(Verdict::check(
+        v.push(Verdict::seed_claim(
             "Under load, D slows down (D1T load 1 more than 10% slower than no load)",
             r > 1.10,
             format!(
@@ -268,38 +269,51 @@ pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
         .collect();
     if !c_cs.is_empty() {
         let worst = c_cs.iter().cloned().fold((String::new(), 0.0), |a, x| if x.1 > a.1 { x } else { a });
-        v.push(Verdict::check(
+        v.push(Verdict::seed_claim(
             "C's context switches per run stay in single digits",
             worst.1 < 10.0,
             format!("largest mean: {:.1} ({})", worst.1, worst.0),
         ));
     }
     if let (Some(d), Some(c)) = (b.cell(Config::D, 1, Load::Load1), b.cell(Config::C, 1, Load::Load1)) {
-        if let (Ok(dm), Ok(cm)) = (d.counter(Event::CpuMigrations), c.counter(Event::CpuMigrations)) {
-            v.push(Verdict::check(
-                "C migrates less than D under load",
-                cm.mean <= dm.mean,
-                format!("cpu-migrations load 1, 1 thread: D {:.1}, C {:.1} (seed 27.0 vs 1.00)", dm.mean, cm.mean),
-            ));
+        let migrations =
+            |cell: &Cell| cell.samples.iter().filter_map(|x| x.count(Event::CpuMigrations)).map(|v| v as f64).collect();
+        let (dm, cm): (Vec<f64>, Vec<f64>) = (migrations(d), migrations(c));
+        if !dm.is_empty() && !cm.is_empty() {
+            let mut m = judge::less(
+                ClaimKind::SeedClaim,
+                "C migrates less than D under load (seed 1.00 vs 27.0 cpu-migrations, load 1, 1 thread)",
+                ("C", &cm),
+                ("D", &dm),
+                "",
+            );
+            m.detail = format!("cpu-migrations per run: {}", m.detail);
+            v.push(m);
         }
         if d.counter(Event::DtlbLoadMisses).is_err() {
-            v.push(Verdict {
-                claim: "C has fewer dTLB misses than D".into(),
-                outcome: Outcome::NotMeasured,
-                detail: "this machine has no hardware counters (perf_event_open refuses dTLB events)".into(),
-            });
+            v.push(Verdict::not_measured(
+                ClaimKind::SeedClaim,
+                "C has fewer dTLB misses than D",
+                "this machine has no hardware counters (perf_event_open refuses dTLB events)",
+            ));
         }
     }
     if let Some(q) = q {
         if let (Some(m), Some(s)) = (q.rows.first(), q.rows.get(1)) {
-            v.push(Verdict::check(
-                "Our stealing queue is faster than the seed's mutex FCFS queue",
-                s.ns_per_task.mean < m.ns_per_task.mean,
-                format!(
-                    "{:.0} ns vs {:.0} ns per empty task ({:.2}×)",
-                    s.ns_per_task.mean, m.ns_per_task.mean, s.speedup_vs_mutex
-                ),
-            ));
+            // A goal judged beyond the spread: the two 95% intervals must not overlap.
+            let (sm, mm) = (&s.ns_per_task, &m.ns_per_task);
+            let detail = format!(
+                "{:.0} ± {:.0} ns vs {:.0} ± {:.0} ns per empty task ({:.2}×, 95%, n = {} and {})",
+                sm.mean, sm.ci95, mm.mean, mm.ci95, s.speedup_vs_mutex, sm.n, mm.n
+            );
+            let claim = "Our stealing queue is faster than the seed's mutex FCFS queue";
+            v.push(if sm.n >= 2 && mm.n >= 2 && sm.mean + sm.ci95 < mm.mean - mm.ci95 {
+                Verdict::goal(claim, true, detail)
+            } else if sm.n >= 2 && mm.n >= 2 && sm.mean - sm.ci95 > mm.mean + mm.ci95 {
+                Verdict::goal(claim, false, detail)
+            } else {
+                Verdict::inconclusive(ClaimKind::Goal, claim, format!("{detail}: the intervals overlap"))
+            });
         }
     }
     v

@@ -6,7 +6,8 @@ use super::service::TickMode;
 use super::trial::{run_in_child, TrialResult, TrialSpec};
 use crate::seed_data;
 use anyhow::bail;
-use schedlab_report::section::{Section, Table, Verdict};
+use schedlab_report::judge;
+use schedlab_report::section::{ClaimKind, Section, Table, Verdict};
 use schedlab_report::stats::{mean, Spread};
 use schedlab_timerq::Kind;
 use serde::{Deserialize, Serialize};
@@ -323,7 +324,7 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
     let get = |k: Kind| queues.iter().find(|(q, _)| *q == k).map(|(_, s)| s);
     let mut v = vec![];
     if let (Some(d), Some(c)) = (get(Kind::Delta), get(Kind::Control)) {
-        v.push(Verdict::check(
+        v.push(Verdict::seed_claim(
             "The delta queue performs fewer timer operations than the control list (seed 000's hypothesis)",
             d.timer_ops < c.timer_ops,
             format!(
@@ -335,13 +336,13 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
                 c.array
             ),
         ));
-        v.push(Verdict::check(
+        v.push(Verdict::identity(
             "Control list: timer operations Γ = Σx",
             c.timer_ops == c.sum_x_ticks as f64,
             format!("measured {:.0}, Σx = {} ticks", c.timer_ops, c.sum_x_ticks),
         ));
         let delta_bound = (d.max_x_ticks + d.n as u64 - 1) as f64;
-        v.push(Verdict::check(
+        v.push(Verdict::identity(
             "Delta queue: timer operations Δ = max(x)",
             d.timer_ops >= d.max_x_ticks as f64 && d.timer_ops <= delta_bound,
             format!(
@@ -356,31 +357,29 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
                 c.insert_ops
             ),
         ));
-        let rss_sd = |s: &QueueSummary| {
-            schedlab_report::stats::stddev(&s.trials.iter().map(|t| t.peak_rss_kb as f64).collect::<Vec<_>>())
-        };
-        v.push(Verdict::check(
-            "The delta queue used more memory than the control list (seed: 765 vs 748 kB peak RSS)",
-            d.peak_rss_kb > c.peak_rss_kb,
-            format!(
-                "peak RSS delta {:.0} kB (sd {:.0}) vs control {:.0} kB (sd {:.0}); the queues themselves \
-                 hold 100 entries (a few kB), so the difference is within the process's noise",
-                d.peak_rss_kb,
-                rss_sd(d),
-                c.peak_rss_kb,
-                rss_sd(c)
-            ),
-        ));
-        let (dc, cc) = (d.user_s + d.sys_s, c.user_s + c.sys_s);
-        v.push(Verdict::check(
-            "Delta used less CPU time than control (seed: 9.77 s vs 9.86 s system time)",
-            dc < cc,
-            format!(
-                "user+sys delta {dc:.3} s vs control {cc:.3} s; with 100 entries a tick's work is \
-                 nanoseconds either way, so the tick loop ({} mode) dominates both",
-                p.tick_mode.name()
-            ),
-        ));
+        let rss = |s: &QueueSummary| s.trials.iter().map(|t| t.peak_rss_kb as f64).collect::<Vec<_>>();
+        let mut mem = judge::less(
+            ClaimKind::SeedClaim,
+            "The delta queue used more memory than the control list (seed §Results: 765 vs 748 kB peak RSS)",
+            ("control", &rss(c)),
+            ("delta", &rss(d)),
+            " kB",
+        );
+        mem.detail += "; the queues themselves hold 100 entries (a few kB)";
+        v.push(mem);
+        let cpu = |s: &QueueSummary| s.trials.iter().map(|t| t.user_s + t.sys_s).collect::<Vec<_>>();
+        let mut cpu_v = judge::less(
+            ClaimKind::SeedClaim,
+            "Delta used less CPU time than control (seed §Results: 9.77 s vs 9.86 s system time)",
+            ("delta user+sys", &cpu(d)),
+            ("control user+sys", &cpu(c)),
+            " s",
+        );
+        cpu_v.detail += &format!(
+            "; with 100 entries a tick's work is nanoseconds either way, so the tick loop ({} mode) dominates both",
+            p.tick_mode.name()
+        );
+        v.push(cpu_v);
     }
     if let Some(w) = get(Kind::Wheel) {
         if p.tick_mode == TickMode::Sleep {
@@ -388,7 +387,7 @@ pub fn verdicts(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Verdict> {
                 Some(prio) => format!(" (SCHED_FIFO {prio})"),
                 None => " (SCHED_OTHER)".to_string(),
             };
-            v.push(Verdict::check(
+            v.push(Verdict::goal(
                 format!("Wheel-driven sleep service, sleep tick mode{how}: wake lateness p99 ≤ 2 ms"),
                 w.lateness_us.p99 <= 2000.0,
                 format!(

@@ -4,7 +4,7 @@
 
 use super::judge::{CaseJudgement, Mark, Metric, Tolerances};
 use super::measure::CaseRun;
-use schedlab_report::section::{Outcome, Table, Verdict};
+use schedlab_report::section::{ClaimKind, Table, Verdict};
 
 fn pct(v: f64) -> String {
     format!("{:.0}%", 100.0 * v)
@@ -157,13 +157,12 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, tol: &Tolerance
     if let (Some(why), true) = (why, missed + inc > 0) {
         detail.push_str(&format!(". Why: {why}"));
     }
-    let outcome = match j.mark {
-        Mark::Met => Outcome::Reproduced,
-        Mark::Missed => Outcome::Differs,
-        Mark::Inconclusive => Outcome::Inconclusive,
-        Mark::NotJudged => Outcome::NotMeasured,
-    };
-    Verdict { claim, outcome, detail }
+    match j.mark {
+        Mark::Met => Verdict::goal(claim, true, detail),
+        Mark::Missed => Verdict::goal(claim, false, detail),
+        Mark::Inconclusive => Verdict::inconclusive(ClaimKind::Goal, claim, detail),
+        Mark::NotJudged => Verdict::not_measured(ClaimKind::Goal, claim, detail),
+    }
 }
 
 /// Import and trace health per run: what a reader needs to trust the live side.

@@ -104,7 +104,7 @@ impl Experiment for Drill {
             svg,
             caption: "synthetic".into(),
         });
-        s.verdicts.push(Verdict::check(
+        s.verdicts.push(Verdict::goal(
             "a sleep lasts at least as long as asked",
             slept >= d.as_secs_f64(),
             format!("asked {:.3} s, slept {slept:.3} s", d.as_secs_f64()),

@@ -108,6 +108,7 @@ impl Runner<'_> {
                 "shard": self.args.shard.map(|s| s.to_string()),
                 "runs": self.runs,
                 "not_run": self.not_run.iter().map(|n| json!({"experiment": n.experiment, "seed": n.seed, "reason": n.reason})).collect::<Vec<_>>(),
+                "summary": tables::summary_by_kind(&self.sections),
                 "sections": self.sections,
             }));
         }

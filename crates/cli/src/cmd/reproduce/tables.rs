@@ -5,7 +5,7 @@ use super::scale_word;
 use crate::output;
 use schedlab_lab::{Experiment, Scale};
 use schedlab_report::html::NotRun;
-use schedlab_report::section::{Outcome, Section, Status, Table};
+use schedlab_report::section::{ClaimKind, Outcome, Section, Status, Table};
 use serde_json::json;
 
 /// `--list`: each selected experiment, its estimated time and its shard.
@@ -42,21 +42,53 @@ pub fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: 
     Ok(())
 }
 
-/// One row per experiment: how it ended and how many claims held.
+/// One row per experiment: how it ended and how its verdicts came out. The reproduced,
+/// differs and inconclusive columns count a seed's claims and published numbers only; goals
+/// are met or not met; calibrations and identities are listed in the sections, not counted.
 pub fn summary(sections: &[Section], not_run: &[NotRun]) -> Table {
-    let mut t = Table::new("Summary", &["experiment", "seed", "status", "reproduced", "differs"]);
+    let mut t = Table::new(
+        "Summary",
+        &["experiment", "seed", "status", "reproduced", "differs", "inconclusive", "goals_met", "goals_not_met"],
+    );
     for s in sections {
-        let count = |o: Outcome| s.verdicts.iter().filter(|v| v.outcome == o).count().to_string();
+        let count = |o: Outcome| s.verdicts.iter().filter(|v| v.counts() && v.outcome == o).count().to_string();
+        let goals =
+            |o: Outcome| s.verdicts.iter().filter(|v| v.kind == ClaimKind::Goal && v.outcome == o).count().to_string();
         let status = match &s.status {
             Status::Completed => "completed".to_string(),
             Status::Unsupported(why) => format!("not run: {why}"),
             Status::Failed(why) => format!("failed: {why}"),
             Status::Interrupted => "interrupted".to_string(),
         };
-        t.row(vec![s.experiment.clone(), s.seed.clone(), status, count(Outcome::Reproduced), count(Outcome::Differs)]);
+        t.row(vec![
+            s.experiment.clone(),
+            s.seed.clone(),
+            status,
+            count(Outcome::Reproduced),
+            count(Outcome::Differs),
+            count(Outcome::Inconclusive),
+            goals(Outcome::Met),
+            goals(Outcome::NotMet),
+        ]);
     }
     for n in not_run {
-        t.row(vec![n.experiment.clone(), n.seed.clone(), format!("not run: {}", n.reason), "-".into(), "-".into()]);
+        let mut row = vec![n.experiment.clone(), n.seed.clone(), format!("not run: {}", n.reason)];
+        row.resize(8, "-".into());
+        t.row(row);
     }
     t
+}
+
+/// `--json`'s summary: for each claim kind, how many verdicts came out each way, over all the
+/// sections that ran.
+pub fn summary_by_kind(sections: &[Section]) -> serde_json::Value {
+    let mut by_kind = serde_json::Map::new();
+    for v in sections.iter().flat_map(|s| &s.verdicts) {
+        let kind = by_kind.entry(v.kind.word()).or_insert_with(|| json!({}));
+        let status = serde_json::to_value(v.outcome).unwrap_or_default();
+        let key = status.as_str().unwrap_or("?").to_string();
+        let n = kind[&key].as_u64().unwrap_or(0) + 1;
+        kind[&key] = json!(n);
+    }
+    json!({ "by_kind": by_kind })
 }

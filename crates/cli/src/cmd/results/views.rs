@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 fn verdict_counts(r: &Run) -> (usize, usize) {
     let vs = r.section.as_ref().map(|s| s.verdicts.as_slice()).unwrap_or(&[]);
     (
-        vs.iter().filter(|v| v.outcome == Outcome::Reproduced).count(),
-        vs.iter().filter(|v| v.outcome == Outcome::Differs).count(),
+        vs.iter().filter(|v| v.counts() && v.outcome == Outcome::Reproduced).count(),
+        vs.iter().filter(|v| v.counts() && v.outcome == Outcome::Differs).count(),
     )
 }
 
