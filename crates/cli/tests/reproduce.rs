@@ -62,6 +62,13 @@ fn readme_main_command_writes_a_report_with_five_seed_sections() {
     let dir = tempfile::tempdir().unwrap();
     let listed = json_of(&run_ok(dir.path(), &["reproduce", "--list", "--quick", "--json"]));
     let experiments = listed["experiments"].as_array().unwrap();
+    // The list gives each experiment's estimate at all three scales, the chosen one first.
+    for e in experiments {
+        let by = &e["estimate_s_by_scale"];
+        let (q, d, f) = (by["quick"].as_f64().unwrap(), by["default"].as_f64().unwrap(), by["full"].as_f64().unwrap());
+        assert_eq!(e["estimate_s"].as_f64(), Some(q), "{e}");
+        assert!(q <= d && d <= f, "{e}");
+    }
     // With no experiment registered this is exactly the README's `schedlab reproduce`; with
     // some, the quickest one keeps the test short (if even that is slow, a drill stands in:
     // report_browser.rs runs the real one already).

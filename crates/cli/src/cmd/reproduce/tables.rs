@@ -8,33 +8,46 @@ use schedlab_report::html::NotRun;
 use schedlab_report::section::{ClaimKind, Outcome, Section, Status, Table};
 use serde_json::json;
 
-/// `--list`: each selected experiment, its estimated time and its shard.
+const SCALES: [Scale; 3] = [Scale::Quick, Scale::Default, Scale::Full];
+
+/// `--list`: each selected experiment, its estimated time at the chosen scale and at all three,
+/// and its shard.
 pub fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: bool) -> anyhow::Result<()> {
     if json {
         let rows: Vec<_> = selected
             .iter()
             .zip(shards)
-            .map(|(e, k)| json!({"name": e.name(), "seed": e.seed(), "title": e.title(), "estimate_s": e.estimate_s(scale), "shard": k}))
+            .map(|(e, k)| {
+                let by_scale: serde_json::Map<String, serde_json::Value> =
+                    SCALES.iter().map(|&s| (scale_word(s).to_string(), json!(e.estimate_s(s)))).collect();
+                json!({"name": e.name(), "seed": e.seed(), "title": e.title(), "estimate_s": e.estimate_s(scale),
+                       "estimate_s_by_scale": by_scale, "shard": k})
+            })
             .collect();
         return output::print_json(&json!({ "scale": scale_word(scale), "experiments": rows }));
     }
     let mut t = Table::new(
         format!("Experiments at {} scale", scale_word(scale)),
-        &["name", "seed", "title", "estimate", "shard"],
+        &["name", "seed", "title", "estimate", "quick", "default", "full", "shard"],
     );
     for (e, k) in selected.iter().zip(shards) {
-        t.row(vec![
-            e.name().into(),
-            e.seed().into(),
-            e.title().into(),
-            crate::progress::short(e.estimate_s(scale)),
-            k.to_string(),
-        ]);
+        let mut row =
+            vec![e.name().into(), e.seed().into(), e.title().into(), crate::progress::short(e.estimate_s(scale))];
+        row.extend(SCALES.iter().map(|&s| crate::progress::short(e.estimate_s(s))));
+        row.push(k.to_string());
+        t.row(row);
     }
-    let total: f64 = selected.iter().map(|e| e.estimate_s(scale)).sum();
+    let total = |s: Scale| selected.iter().map(|e| e.estimate_s(s)).sum::<f64>();
     println!(
         "{}",
-        schedlab_report::table::render(&t.with_note(format!("about {} in all", crate::progress::short(total))))
+        schedlab_report::table::render(&t.with_note(format!(
+            "about {} in all at {} scale (quick {}, default {}, full {})",
+            crate::progress::short(total(scale)),
+            scale_word(scale),
+            crate::progress::short(total(Scale::Quick)),
+            crate::progress::short(total(Scale::Default)),
+            crate::progress::short(total(Scale::Full)),
+        )))
     );
     if selected.is_empty() {
         println!("(no experiments are registered in this build)");
