@@ -31,9 +31,8 @@ pub use edf::Edf;
 pub use eevdf::Eevdf;
 pub use fcfs::Fcfs;
 pub use freebsd::FreeBsd;
-pub use gedf::Gedf;
+pub use gedf::global::GlobalPolicy;
 pub use linux::Linux;
-pub use llf::Llf;
 pub use lottery::Lottery;
 pub use mlfq::Mlfq;
 pub use mlq::Mlq;
@@ -172,14 +171,14 @@ pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
         }
         "edf" => Box::new(Edf::new()),
         "rm" => Box::new(RateMonotonic::new()),
-        "gedf" => Box::new(Gedf::new()),
+        "gedf" => Box::new(gedf::policy()),
         "pedf" => Box::new(Pedf::new()),
         "llf" => {
             let quantum = match p.string("quantum") {
                 None => 1_000_000,
                 Some(v) => spec::parse_time(&v).map_err(|e| p.error("quantum", e))?,
             };
-            Box::new(Llf::new(quantum))
+            Box::new(llf::policy(quantum))
         }
         "stride" => Box::new(Stride::new(p.time("quantum", 10.0)?)),
         "lottery" => {

@@ -21,7 +21,7 @@
 //! [`Policy::preempt_current`]: crate::policy::Policy::preempt_current
 
 use crate::policies::common::{KeyQueue, PerTask};
-use crate::policy::{CpuId, Dur, EnqueueReason, Pick, TaskId, TaskView, Time};
+use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
 
 /// Urgency of a job without a deadline: after every job with one, and it never drifts.
 pub const NO_DEADLINE: i64 = i64::MAX;
@@ -190,5 +190,66 @@ impl Global {
             let at = key.saturating_sub(worst).saturating_add(signed(self.margin));
             self.timer_at = u64::try_from(at).ok().filter(|&t| t > now);
         }
+    }
+}
+
+/// A global-queue policy: the shared core ordered by one urgency key (`gedf`: the deadline,
+/// `llf`: the latest start time), under its spec name.
+#[derive(Debug, Clone)]
+pub struct GlobalPolicy {
+    core: Global,
+    name: String,
+    key: fn(&TaskView) -> i64,
+}
+
+impl GlobalPolicy {
+    /// `key` gives a queued job's key (see [`Global`] for `drift` and `margin`).
+    pub fn new(name: String, key: fn(&TaskView) -> i64, drift: bool, margin: Dur) -> Self {
+        GlobalPolicy { core: Global::new(drift, margin), name, key }
+    }
+}
+
+impl Policy for GlobalPolicy {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
+        self.core.enqueue(task, (self.key)(task), why, now);
+    }
+
+    fn dequeue(&mut self, task: TaskId) {
+        self.core.dequeue(task);
+    }
+
+    /// The order does not depend on priority: a priority change leaves the task in place.
+    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
+
+    fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
+        self.core.pick_next(cpu, now)
+    }
+
+    fn charge(&mut self, task: TaskId, _ran: Dur, now: Time) {
+        self.core.stopped(task, now);
+    }
+
+    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
+        self.core.preempts(woken, running, now)
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.core.next_timer()
+    }
+
+    fn timer(&mut self, now: Time) {
+        self.core.timer(now);
+    }
+
+    fn preempt_current(&mut self, running: TaskId, _now: Time) -> bool {
+        self.core.preempt_current(running)
+    }
+
+    fn queued(&self) -> usize {
+        self.core.queued()
     }
 }

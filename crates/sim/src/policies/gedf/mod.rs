@@ -20,72 +20,15 @@ pub(crate) mod global;
 #[cfg(test)]
 mod tests;
 
-use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
-use global::{Global, NO_DEADLINE};
+use crate::policy::TaskView;
+use global::{GlobalPolicy, NO_DEADLINE};
 
-#[derive(Debug, Clone)]
-pub struct Gedf {
-    core: Global,
-}
-
-impl Default for Gedf {
-    fn default() -> Self {
-        Gedf { core: Global::new(false, 0) }
-    }
-}
-
-impl Gedf {
-    pub fn new() -> Self {
-        Gedf::default()
-    }
+/// Global EDF: the shared global queue ordered by absolute deadline.
+pub fn policy() -> GlobalPolicy {
+    GlobalPolicy::new("gedf".into(), deadline_key, false, 0)
 }
 
 /// The job's absolute deadline as an urgency (lower = sooner).
 fn deadline_key(task: &TaskView) -> i64 {
     task.deadline.map_or(NO_DEADLINE, |d| i64::try_from(d).unwrap_or(NO_DEADLINE))
-}
-
-impl Policy for Gedf {
-    fn name(&self) -> String {
-        "gedf".into()
-    }
-
-    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
-        self.core.enqueue(task, deadline_key(task), why, now);
-    }
-
-    fn dequeue(&mut self, task: TaskId) {
-        self.core.dequeue(task);
-    }
-
-    /// The order does not depend on priority: a priority change leaves the task in place.
-    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
-
-    fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
-        self.core.pick_next(cpu, now)
-    }
-
-    fn charge(&mut self, task: TaskId, _ran: Dur, now: Time) {
-        self.core.stopped(task, now);
-    }
-
-    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
-        self.core.preempts(woken, running, now)
-    }
-
-    fn next_timer(&self) -> Option<Time> {
-        self.core.next_timer()
-    }
-
-    fn timer(&mut self, now: Time) {
-        self.core.timer(now);
-    }
-
-    fn preempt_current(&mut self, running: TaskId, _now: Time) -> bool {
-        self.core.preempt_current(running)
-    }
-
-    fn queued(&self) -> usize {
-        self.core.queued()
-    }
 }

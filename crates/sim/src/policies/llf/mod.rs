@@ -28,20 +28,12 @@
 #[cfg(test)]
 mod tests;
 
-use super::gedf::global::{Global, NO_DEADLINE};
-use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
+use super::gedf::global::{GlobalPolicy, NO_DEADLINE};
+use crate::policy::{Dur, TaskView};
 
-#[derive(Debug, Clone)]
-pub struct Llf {
-    core: Global,
-    quantum: Dur,
-}
-
-impl Llf {
-    /// `quantum`: the turn length of jobs with equal laxity (0 = decide only at events).
-    pub fn new(quantum: Dur) -> Self {
-        Llf { core: Global::new(true, quantum / 2), quantum }
-    }
+/// Global LLF; `quantum`: the turn length of jobs with equal laxity (0 = decide only at events).
+pub fn policy(quantum: Dur) -> GlobalPolicy {
+    GlobalPolicy::new(format!("llf:quantum={}", super::spec::ms(quantum)), laxity_key, true, quantum / 2)
 }
 
 /// The queue key: deadline − remaining (the latest start time), so that laxity = key − now.
@@ -49,49 +41,4 @@ fn laxity_key(task: &TaskView) -> i64 {
     let Some(d) = task.deadline else { return NO_DEADLINE };
     let rem = task.remaining.or(task.burst).unwrap_or(0);
     i64::try_from(d).unwrap_or(NO_DEADLINE - 1).saturating_sub(i64::try_from(rem).unwrap_or(i64::MAX))
-}
-
-impl Policy for Llf {
-    fn name(&self) -> String {
-        format!("llf:quantum={}", super::spec::ms(self.quantum))
-    }
-
-    fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
-        self.core.enqueue(task, laxity_key(task), why, now);
-    }
-
-    fn dequeue(&mut self, task: TaskId) {
-        self.core.dequeue(task);
-    }
-
-    /// The order does not depend on priority: a priority change leaves the task in place.
-    fn requeue(&mut self, _task: &TaskView, _now: Time) {}
-
-    fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
-        self.core.pick_next(cpu, now)
-    }
-
-    fn charge(&mut self, task: TaskId, _ran: Dur, now: Time) {
-        self.core.stopped(task, now);
-    }
-
-    fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
-        self.core.preempts(woken, running, now)
-    }
-
-    fn next_timer(&self) -> Option<Time> {
-        self.core.next_timer()
-    }
-
-    fn timer(&mut self, now: Time) {
-        self.core.timer(now);
-    }
-
-    fn preempt_current(&mut self, running: TaskId, _now: Time) -> bool {
-        self.core.preempt_current(running)
-    }
-
-    fn queued(&self) -> usize {
-        self.core.queued()
-    }
 }
