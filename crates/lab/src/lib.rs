@@ -14,6 +14,7 @@ pub mod livelock;
 pub mod registry;
 pub mod seed_data;
 pub mod simstudy;
+pub mod sweep;
 pub mod taskman;
 pub mod timers;
 pub mod trace;

@@ -33,12 +33,19 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (use for predictions or published numbers beside measurements).
     pub dashed: bool,
+    /// A shaded band around the line: (low, high) at each point's x (e.g. a 95% interval).
+    pub band: Option<Vec<(f64, f64)>>,
 }
 
 impl Series {
     /// A solid series.
     pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Series { name: name.into(), points, dashed: false }
+        Series { name: name.into(), points, dashed: false, band: None }
+    }
+    /// Shade (low, high) around each point.
+    pub fn with_band(mut self, band: Vec<(f64, f64)>) -> Self {
+        self.band = Some(band);
+        self
     }
     /// The same series, dashed.
     pub fn dashed(mut self) -> Self {
@@ -217,12 +224,30 @@ impl LineChart {
     /// Render the chart as an SVG document.
     pub fn to_svg(&self) -> String {
         let all = || self.series.iter().flat_map(|s| s.points.iter());
+        let band_ends = || self.series.iter().flat_map(|s| s.band.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]));
         let x = Axis::fit(all().map(|p| p.0), self.log_x);
-        let y = Axis::fit(all().map(|p| p.1), self.log_y);
+        let y = Axis::fit(all().map(|p| p.1).chain(band_ends()), self.log_y);
         let mut out = String::new();
         open(&mut out, &self.title, H);
         axes(&mut out, Some(&x), &y, &self.x_label, &self.y_label, H);
         let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        let to_px = |px: f64, py: f64| (LEFT + pw * x.frac(px), TOP + ph * (1.0 - y.frac(py)));
+        for (i, s) in self.series.iter().enumerate() {
+            let Some(band) = &s.band else { continue };
+            let upper = s.points.iter().zip(band).map(|(p, b)| to_px(p.0, b.1));
+            let lower = s.points.iter().zip(band).rev().map(|(p, b)| to_px(p.0, b.0));
+            let outline: Vec<String> = upper
+                .chain(lower)
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .map(|(a, b)| format!("{a:.1},{b:.1}"))
+                .collect();
+            let _ = write!(
+                out,
+                r#"<polygon points="{}" fill="{}" fill-opacity="0.18" stroke="none"/>"#,
+                outline.join(" "),
+                colour(i)
+            );
+        }
         for (i, s) in self.series.iter().enumerate() {
             let pts: Vec<(f64, f64)> = s
                 .points
@@ -230,7 +255,7 @@ impl LineChart {
                 .filter(|p| {
                     p.0.is_finite() && p.1.is_finite() && (!self.log_x || p.0 > 0.0) && (!self.log_y || p.1 > 0.0)
                 })
-                .map(|&(px, py)| (LEFT + pw * x.frac(px), TOP + ph * (1.0 - y.frac(py))))
+                .map(|&(px, py)| to_px(px, py))
                 .collect();
             let path: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
             let dash = if s.dashed { r#" stroke-dasharray="6,4""# } else { "" };

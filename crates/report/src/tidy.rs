@@ -14,7 +14,7 @@
 //! So every column of a tidy table is either numbers (or empty) or labels, never both.
 
 /// A table in tidy form: headers and rows of cells, numbers written plainly.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TidyTable {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,

@@ -19,26 +19,67 @@ pub fn by_spec(spec: &str) -> Result<Workload, SpecError> {
 /// Build a workload from a generator spec, refusing more than `max_tasks` tasks before any is
 /// generated.
 pub fn by_spec_within(spec: &str, max_tasks: usize) -> Result<Workload, SpecError> {
+    let g = parse(spec)?;
+    if g.n > max_tasks {
+        let n = g.n;
+        return Err(
+            Params::parse(spec)?.error("n", format!("{n} tasks exceed the cap of {max_tasks} (see --max-tasks)"))
+        );
+    }
+    Ok(g.generate())
+}
+
+/// A generator spec, read and checked but not yet run (parsing is cheap; generating `n` tasks
+/// is not).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoissonSpec {
+    pub n: usize,
+    /// Arrivals per second.
+    pub rate: f64,
+    /// Mean CPU burst, ns.
+    pub mean_ns: f64,
+    pub seed: u64,
+    /// CPU bursts per task.
+    pub bursts: usize,
+    /// Mean I/O wait between bursts, ns (0 = CPU-only).
+    pub io_ns: f64,
+    pub priorities: i32,
+    pub weights: u32,
+}
+
+impl PoissonSpec {
+    /// The workload the spec describes.
+    pub fn generate(&self) -> Workload {
+        poisson(self.n, self.rate, self.mean_ns, self.bursts, self.io_ns, self.priorities, self.weights, self.seed)
+    }
+
+    /// The offered load on `cpus` CPUs: CPU demand per second of arrivals over the CPUs
+    /// (rate × mean burst × bursts per task / cpus); 1 saturates them.
+    pub fn offered_load(&self, cpus: usize) -> f64 {
+        self.rate * self.mean_ns * 1e-9 * self.bursts as f64 / cpus.max(1) as f64
+    }
+}
+
+/// Read a generator spec without generating it.
+pub fn parse(spec: &str) -> Result<PoissonSpec, SpecError> {
     let mut p = Params::parse(spec)?;
-    let w = match p.name.as_str() {
+    match p.name.as_str() {
         "poisson" => {
-            let n = p.uint("n", 1000, 1, 100_000_000)? as usize;
-            if n > max_tasks {
-                return Err(p.error("n", format!("{n} tasks exceed the cap of {max_tasks} (see --max-tasks)")));
-            }
-            let rate = p.uint("rate", 100, 1, 1_000_000_000)? as f64;
-            let mean = p.time("mean", 5.0)? as f64;
-            let seed = p.uint("seed", 1, 0, u64::MAX)?;
-            let bursts = p.uint("bursts", 1, 1, 10_000)? as usize;
-            let io = p.time_opt("io")?.unwrap_or(0) as f64;
-            let prios = p.uint("priorities", 1, 1, 1000)? as i32;
-            let weights = p.uint("weights", 1, 1, 1000)? as u32;
+            let g = PoissonSpec {
+                n: p.uint("n", 1000, 1, 100_000_000)? as usize,
+                rate: p.uint("rate", 100, 1, 1_000_000_000)? as f64,
+                mean_ns: p.time("mean", 5.0)? as f64,
+                seed: p.uint("seed", 1, 0, u64::MAX)?,
+                bursts: p.uint("bursts", 1, 1, 10_000)? as usize,
+                io_ns: p.time_opt("io")?.unwrap_or(0) as f64,
+                priorities: p.uint("priorities", 1, 1, 1000)? as i32,
+                weights: p.uint("weights", 1, 1, 1000)? as u32,
+            };
             p.finish()?;
-            poisson(n, rate, mean, bursts, io, prios, weights, seed)
+            Ok(g)
         }
-        other => return Err(p.error("generator", format!("unknown generator `{other}` (known: poisson)"))),
-    };
-    Ok(w)
+        other => Err(p.error("generator", format!("unknown generator `{other}` (known: poisson)"))),
+    }
 }
 
 /// `n` tasks, Poisson arrivals at `rate`/s, exponential CPU bursts of mean `mean_ns`.
@@ -99,5 +140,8 @@ mod tests {
         assert_eq!(by_spec("poisson:n=0").unwrap_err().field, "n");
         assert_eq!(by_spec("poisson:zz=1").unwrap_err().field, "zz");
         assert_eq!(by_spec("weibull").unwrap_err().field, "generator");
+        assert_eq!(by_spec_within("poisson:n=10", 9).unwrap_err().field, "n");
+        let g = parse("poisson:n=10,rate=150,mean=4ms,bursts=2").unwrap();
+        assert!((g.offered_load(2) - 0.6).abs() < 1e-12, "150/s × 4 ms × 2 bursts on 2 CPUs");
     }
 }

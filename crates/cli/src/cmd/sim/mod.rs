@@ -4,6 +4,7 @@
 mod analyze;
 mod convert;
 mod run;
+mod sweep;
 
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 files give them in milliseconds. Priorities: a LOWER number is a \
 HIGHER priority (0 beats 3), in workload files and in every policy.\n\nExamples:\n  \
 schedlab sim run --workload w.json --policy fcfs --policy rr:quantum=4ms --gantt g.svg\n  \
-schedlab sim analyze --workload periodic.json\n  schedlab sim wrr-study\n  schedlab sim bench --simpy")]
+schedlab sim analyze --workload periodic.json\n  schedlab sim sweep grid.yaml --dir sweep-a\n  schedlab sim wrr-study\n  schedlab sim bench --simpy")]
 pub struct Args {
     #[command(subcommand)]
     cmd: Cmd,
@@ -34,6 +35,7 @@ pub struct Args {
 enum Cmd {
     Run(Box<run::RunArgs>),
     Analyze(analyze::AnalyzeArgs),
+    Sweep(Box<sweep::SweepArgs>),
     WrrStudy(WrrArgs),
     Bench(BenchArgs),
     /// List the policy specs and their parameters.
@@ -107,6 +109,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Run(a) => run::run(*a),
         Cmd::Analyze(a) => analyze::run(a),
+        Cmd::Sweep(a) => sweep::run(*a),
         Cmd::WrrStudy(a) => wrr_cmd(a),
         Cmd::Bench(a) => bench_cmd(a),
         Cmd::Policies => {
