@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time machine set-up for schedlab, safe to run again: the Rust components CI checks
 # with, Debian packages the tests and report use (Chromium and a font for the report test,
-# procps for the tests' pgrep/kill, pip for SimPy), SimPy for the simulator peer benchmark,
+# procps for the tests' pgrep/kill, pip for SimPy, Slurm and munge for the cluster test),
+# SimPy for the simulator peer benchmark,
 # pyarrow (the reference Parquet reader the export test reads our files with), and tracefs
 # mounted for sched_switch tracing.
 set -euo pipefail
@@ -18,6 +19,8 @@ fi
 need_pkgs=()
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium fonts-liberation)
 command -v pgrep >/dev/null 2>&1 || need_pkgs+=(procps)
+# A single-node Slurm for the cluster test (scripts/slurm-local.sh starts and stops it).
+command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 || need_pkgs+=(slurmctld slurmd slurm-client munge)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy, pyarrow' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
   need_pkgs+=(python3-pip)
 fi
