@@ -7,7 +7,7 @@ use super::{Params, IMPLEMENTATIONS, OPERATIONS, PEERS};
 use schedlab_report::section::{DataFile, Section, Table, Verdict};
 use serde_json::Value;
 
-/// Why `peer` can beat a cascading wheel with a generation-checked slab at `op`, from its design.
+/// Why `peer` can beat our wheel (64-slot levels that cascade, lazy cancel) at `op`, from its design.
 pub fn why(peer: &str, op: &str) -> &'static str {
     match (peer, op) {
         ("bitwheel", "insert") => {
@@ -27,9 +27,13 @@ pub fn why(peer: &str, op: &str) -> &'static str {
             "hierarchical_hash_wheel_timer's cancel only removes the id from a hash map; the wheel's entry is \
              dropped when its slot comes up, in the expiry phase"
         }
+        ("hierarchical_hash_wheel_timer", "insert") => {
+            "hierarchical_hash_wheel_timer appends to one of 256 slot lists of its first two byte wheels (plus an \
+             Rc and a hash-map entry)"
+        }
         ("hierarchical_hash_wheel_timer", _) => {
-            "hierarchical_hash_wheel_timer keeps timers in 256-slot byte wheels, so 10,000 ms needs only two \
-             levels and a far timer is moved once, not twice"
+            "hierarchical_hash_wheel_timer's wheels have 256 slots, so 10,000 ms spans two levels and a far timer \
+             is moved once before it fires, where our 64-slot levels move it twice"
         }
         ("std_binaryheap", "cancel") => {
             "std's BinaryHeap is cancelled lazily: a flag is set and the entry is popped and skipped in the expiry \
@@ -39,10 +43,14 @@ pub fn why(peer: &str, op: &str) -> &'static str {
             "std's BinaryHeap pushes onto one contiguous array and, with random deadlines, sifts up only a level \
              or two on average"
         }
-        ("std_binaryheap", _) => "std's BinaryHeap pops from one contiguous array",
-        ("tokio_delayqueue", _) => {
-            "DelayQueue is a 64-slot hierarchical wheel like ours, with entries in a slab and intrusive lists"
+        ("std_binaryheap", _) => "std's BinaryHeap pops from one contiguous array, with no ticks to walk",
+        ("tokio_delayqueue", "insert") => {
+            "DelayQueue links the entry at the head of its slot's intrusive list, so slot lists never grow"
         }
+        ("tokio_delayqueue", "cancel") => {
+            "DelayQueue unlinks the entry from its slot's doubly-linked list and frees its slab slot at once"
+        }
+        ("tokio_delayqueue", _) => "DelayQueue is a 64-slot hierarchical wheel like ours, with 6 levels",
         _ => "",
     }
 }
