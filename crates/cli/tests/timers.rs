@@ -94,24 +94,33 @@ fn bench_json_reports_every_implementation_and_the_ratio() {
         "timers",
         "bench",
         "--json",
-        "--timers",
-        "50000",
+        "--sizes",
+        "5000,50000",
         "--rounds",
         "1",
         "--out",
         dir.path().to_str().unwrap(),
     ]);
     let r = &doc["results"];
-    // 50,000 inserts, 5,000 cancels, 45,000 expiries, each implementation timed once.
+    // At the largest size: 50,000 inserts, 5,000 cancels, 45,000 expiries, each implementation
+    // timed once, phase by phase.
+    assert_eq!(r["verdict_timers"].as_u64(), Some(50_000));
     assert_eq!((r["expired_per_run"].as_u64(), r["ops_per_run"].as_u64()), (Some(45_000), Some(100_000)));
-    for imp in ["schedlab_wheel", "schedlab_heap", "std_binaryheap", "tokio_delayqueue"] {
-        assert_eq!(r["implementations"][imp]["round_s"].as_array().map(Vec::len), Some(1), "{imp}");
+    let peers = ["bitwheel", "hierarchical_hash_wheel_timer", "tokio_delayqueue", "std_binaryheap"];
+    for imp in ["schedlab_wheel", "schedlab_heap"].iter().chain(&peers) {
+        let e = &r["implementations"][imp];
+        assert_eq!(e["round_s"].as_array().map(Vec::len), Some(1), "{imp}");
+        for op in ["insert", "cancel", "expiry"] {
+            assert!(e[format!("ns_per_{op}")].as_f64().unwrap() > 0.0, "{imp} {op}");
+        }
     }
-    assert!(["std_binaryheap", "tokio_delayqueue"].contains(&r["best_peer"].as_str().unwrap()), "{r}");
+    assert_eq!(r["by_size"].as_array().map(Vec::len), Some(2), "one document per size");
+    assert!(peers.contains(&r["best_peer"].as_str().unwrap()), "{r}");
     // The verdict judges the printed ratio against our goal of at least 1.0×.
     let ratio = r["wheel_vs_best_peer"].as_f64().unwrap();
     let verdict = &doc["verdicts"][0];
-    assert_eq!(verdict["detail"], format!("wheel_vs_best_peer = {ratio:.2}"), "{verdict}");
+    let detail = verdict["detail"].as_str().unwrap();
+    assert!(detail.starts_with(&format!("wheel_vs_best_peer = {ratio:.2} (best peer: ")), "{verdict}");
     let expected = if ratio >= 1.0 { "met" } else { "not_met" };
     assert_eq!((verdict["kind"].as_str(), verdict["status"].as_str()), (Some("goal"), Some(expected)), "{verdict}");
 }
@@ -152,6 +161,8 @@ fn bad_input_is_rejected_naming_the_value() {
     rejects(&["timers", "scale", "--max-n", "50"], "N = 50");
     rejects(&["timers", "scale", "--max-n", "lots"], "'lots'");
     rejects(&["timers", "bench", "--timers", "0"], "N = 0");
+    rejects(&["timers", "bench", "--sizes", "1000,0"], "N = 0");
+    rejects(&["timers", "bench", "--sizes", "1000,many"], "'many'");
 }
 
 #[test]

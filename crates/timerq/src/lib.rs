@@ -8,7 +8,7 @@
 //! | [`control::ControlList`] (seed 000's Figures 8/10) | O(1) | O(1) | O(n): every entry decremented |
 //! | [`delta::DeltaList`] (seed 000's delta queue, Xinu's `insertd`) | O(n) | O(1) | O(1): only the head |
 //! | [`heap::Heap`] (4-ary min-heap with handles) | O(log n) | O(log n) | O(1) + O(log n) per expiry |
-//! | [`wheel::Wheel`] (hierarchical timing wheel, 64 slots per level) | O(1) | O(1) | amortised O(1) |
+//! | [`wheel::Wheel`] (hierarchical timing wheel, 64 slots per level) | O(1) | amortised O(1): lazy, swept | amortised O(1) |
 //!
 //! Every queue counts its *timer operations*: entries touched while the clock advances
 //! (summed over ticks), so seed 000's hypothesis — Δ = max(x) for the delta list versus
