@@ -179,6 +179,19 @@ fn bench_reports_events_per_second() {
         assert_eq!(p[0]["events"], p[1]["events"]);
         assert_eq!(p[0]["avg_turnaround_ms"], p[1]["avg_turnaround_ms"]);
     }
+    assert!(rows.iter().all(|r| r["peak_rss_mib"].as_f64().unwrap() >= r["rss_before_mib"].as_f64().unwrap()));
+    assert!(doc["results"]["process_peak_rss_mib"].as_f64().unwrap() > 1.0);
+    assert_eq!(doc["verdicts"][0]["kind"], "goal", "the events/s target is judged: {}", doc["verdicts"]);
+
+    // `all` is the catalogue; --overall-only times one mode.
+    let o = ok(
+        &["sim", "bench", "--tasks", "300", "--repeat", "1", "--policy", "all", "--overall-only", "--json"],
+        d.path(),
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["results"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), schedlab_sim::policies::CATALOGUE.len());
+    assert!(rows.iter().all(|r| r["output"] == "overall"));
 }
 
 #[test]

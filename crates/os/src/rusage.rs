@@ -160,6 +160,22 @@ pub fn try_wait_pid(pid: i32) -> OsResult<Option<Reaped>> {
     wait4(pid, libc::WNOHANG)
 }
 
+/// This process's resident set size now and its peak since start or the last
+/// [`reset_peak_rss`] (VmRSS and VmHWM of /proc/self/status), in kB.
+pub fn rss_now_and_peak_kb() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |key: &str| -> Option<u64> {
+        text.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok())
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Reset this process's peak RSS to its present RSS (`5` into /proc/self/clear_refs, Linux ≥
+/// 4.0), so the next [`rss_now_and_peak_kb`] peak is measured from now. False where refused.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +188,20 @@ mod tests {
         let r = wait_pid(child.id() as i32).unwrap();
         assert_eq!(r.status, ExitStatus::Exited(3));
         assert!(r.usage.max_rss_kb > 0);
+    }
+
+    #[test]
+    fn the_peak_rss_follows_memory_touched_and_resets() {
+        assert!(reset_peak_rss(), "clear_refs is writable for this process");
+        let (now, peak) = rss_now_and_peak_kb().unwrap();
+        assert!(peak >= now && peak < now + 4096, "just reset: peak {peak} kB, now {now} kB");
+        let block = vec![1u8; 64 << 20];
+        let (_, grown) = rss_now_and_peak_kb().unwrap();
+        assert!(grown >= now + (60 << 10), "64 MiB touched: peak {grown} kB from {now} kB");
+        drop(std::hint::black_box(block));
+        // The kernel's RSS counters are per-CPU and approximate by a few hundred kB.
+        let kept = rss_now_and_peak_kb().unwrap().1;
+        assert!(kept >= now + (60 << 10), "the peak stays after the memory is freed: {kept} kB");
     }
 
     #[test]

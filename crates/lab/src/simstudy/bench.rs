@@ -8,7 +8,8 @@
 
 use anyhow::{bail, Context, Result};
 use schedlab_os::child::{self, Child, ChildSpec, Output};
-use schedlab_report::section::{Section, Table};
+use schedlab_os::rusage;
+use schedlab_report::section::{Section, Table, Verdict};
 use schedlab_sim::engine::{simulate, SimConfig};
 use schedlab_sim::generate;
 use schedlab_sim::policies::by_spec;
@@ -38,22 +39,46 @@ pub struct Row {
     pub events_per_s: f64,
     /// For cross-checking the models: average turnaround, ms.
     pub avg_turnaround_ms: f64,
+    /// This process's resident memory when the policy's runs began (the workload and what
+    /// earlier runs left with the allocator), MiB; None where it cannot be read.
+    pub rss_before_mib: Option<f64>,
+    /// The process's peak resident memory over the policy's runs, warm-up included, MiB.
+    pub peak_rss_mib: Option<f64>,
 }
 
-/// Simulate `w` under each spec `repeat` times in both output modes; keep the best times.
-pub fn run(w: &Workload, specs: &[String], repeat: usize) -> Result<Vec<Row>> {
+/// The events/s every policy should reach on the benchmark workload (overall metrics only).
+pub const TARGET_EVENTS_PER_S: f64 = 15e6;
+/// The wall-time ratio round robin should reach against SimPy, same run.
+pub const TARGET_SIMPY_RATIO: f64 = 100.0;
+
+/// Every policy of the catalogue, for `--policy all`.
+pub fn catalogue_specs() -> Vec<String> {
+    schedlab_sim::policies::CATALOGUE.iter().map(|(spec, _, _)| spec.to_string()).collect()
+}
+
+/// Simulate `w` under each spec `repeat` times in both output modes (only the overall one
+/// with `overall_only`); keep the best times.
+pub fn run(w: &Workload, specs: &[String], repeat: usize, overall_only: bool) -> Result<Vec<Row>> {
     let mut rows = vec![];
     for spec in specs {
         by_spec(spec)?;
         for task_results in [false, true] {
-            rows.push(time_one(w, spec, repeat, task_results)?);
+            if !(task_results && overall_only) {
+                rows.push(time_one(w, spec, repeat, task_results)?);
+            }
         }
     }
     Ok(rows)
 }
 
+fn mib(kb: u64) -> f64 {
+    kb as f64 / 1024.0
+}
+
 fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Result<Row> {
     let cfg = SimConfig { record_slices: false, task_results, ..SimConfig::default() };
+    let reset = rusage::reset_peak_rss();
+    let before = rusage::rss_now_and_peak_kb().filter(|_| reset).map(|(now, _)| mib(now));
     // One untimed run first: the first runs of a process pay for touching fresh memory (page
     // faults), which is not the engine's speed. The SimPy script warms up the same way.
     simulate(w, by_spec(spec)?.as_mut(), &cfg);
@@ -76,6 +101,8 @@ fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Resu
         seconds: best,
         events_per_s: r.events as f64 / best,
         avg_turnaround_ms: r.overall.avg_turnaround / 1e6,
+        rss_before_mib: before,
+        peak_rss_mib: rusage::rss_now_and_peak_kb().filter(|_| reset).map(|(_, peak)| mib(peak)),
     })
 }
 
@@ -84,8 +111,19 @@ fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Resu
 pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
     let mut t = Table::new(
         format!("{tasks} tasks, Poisson arrivals 180/s, exponential bursts mean 5 ms (load 0.9), 1 CPU"),
-        &["engine", "policy", "output", "events", "seconds", "events/s", "avg turnaround ms"],
+        &[
+            "engine",
+            "policy",
+            "output",
+            "events",
+            "seconds",
+            "events/s",
+            "avg turnaround ms",
+            "RSS before MiB",
+            "peak RSS MiB",
+        ],
     );
+    let opt = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
     for r in &rows {
         t.row(vec![
             r.engine.clone(),
@@ -95,6 +133,8 @@ pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
             format!("{:.4}", r.seconds),
             format!("{:.0}", r.events_per_s),
             format!("{:.3}", r.avg_turnaround_ms),
+            opt(r.rss_before_mib),
+            opt(r.peak_rss_mib),
         ]);
     }
     let mut ratios = serde_json::Map::new();
@@ -119,8 +159,40 @@ pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
         }
     }
     let mut s = Section::new("sim-bench", "003", "Simulator benchmark");
+    let ours: Vec<&Row> = rows.iter().filter(|r| r.engine == "schedlab" && r.output == "overall").collect();
+    if let Some(slowest) = ours.iter().min_by(|a, b| a.events_per_s.total_cmp(&b.events_per_s)) {
+        let below: Vec<String> = ours
+            .iter()
+            .filter(|r| r.events_per_s < TARGET_EVENTS_PER_S)
+            .map(|r| format!("{} {:.1} M", r.policy, r.events_per_s / 1e6))
+            .collect();
+        s.verdicts.push(Verdict::goal(
+            format!(
+                "Every policy timed simulates at least {:.0} M events/s (overall metrics)",
+                TARGET_EVENTS_PER_S / 1e6
+            ),
+            below.is_empty(),
+            if below.is_empty() {
+                format!("slowest: {} at {:.1} M events/s", slowest.policy, slowest.events_per_s / 1e6)
+            } else {
+                format!("{} of {} below: {}", below.len(), ours.len(), below.join(", "))
+            },
+        ));
+    }
+    if let Some(ratio) = ratios.get("overall").and_then(|v| v.as_f64()) {
+        s.verdicts.push(Verdict::goal(
+            format!("Round robin at least {TARGET_SIMPY_RATIO:.0}× SimPy's speed on the same tasks (same run)"),
+            ratio >= TARGET_SIMPY_RATIO,
+            format!("{ratio:.1}×"),
+        ));
+    }
+    let peak = rusage::usage(rusage::Who::Process).max_rss_kb;
+    s.summary = format!(
+        "Peak resident memory of this process over the whole benchmark, workload included: {:.0} MiB.",
+        peak as f64 / 1024.0
+    );
     s.tables.push(t);
-    s.results = json!({"rows": rows, "simpy_wall_time_ratio": ratios});
+    s.results = json!({"rows": rows, "simpy_wall_time_ratio": ratios, "process_peak_rss_mib": peak as f64 / 1024.0});
     s
 }
 
@@ -189,5 +261,7 @@ fn run_simpy_on(python: &str, script: &Path, csv: &Path, tasks: usize, quantum_n
         seconds: s.seconds,
         events_per_s: s.events as f64 / s.seconds,
         avg_turnaround_ms: s.avg_turnaround_ms,
+        rss_before_mib: None,
+        peak_rss_mib: None,
     })
 }

@@ -83,9 +83,14 @@ pub struct BenchArgs {
     /// Number of tasks.
     #[arg(long, default_value_t = 100_000)]
     tasks: usize,
-    /// Policies to time (default: rr:quantum=2ms and cfs).
+    /// Policies to time (default: rr:quantum=2ms and cfs); `all` times every policy of the
+    /// catalogue (`schedlab sim policies`).
     #[arg(long = "policy")]
     policies: Vec<String>,
+    /// Time only the overall metrics (no per-task records): the mode for memory at millions of
+    /// tasks, e.g. --tasks 10000000 --overall-only.
+    #[arg(long)]
+    overall_only: bool,
     /// Repeats per policy (and of the SimPy model); the best time is kept.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -142,8 +147,11 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     if a.tasks == 0 {
         schedlab_os::bail_usage!("--tasks must be ≥ 1");
     }
-    let specs =
-        if a.policies.is_empty() { vec!["rr:quantum=2ms".to_string(), "cfs".to_string()] } else { a.policies.clone() };
+    let specs = if a.policies.is_empty() {
+        vec!["rr:quantum=2ms".to_string(), "cfs".to_string()]
+    } else {
+        a.policies.iter().flat_map(|p| if p == "all" { bench::catalogue_specs() } else { vec![p.clone()] }).collect()
+    };
     compare::check_specs(&specs).context("--policy").or_usage()?;
     let rr_quantum = specs.iter().find_map(|s| {
         let mut p = schedlab_sim::policies::Params::parse(s).ok()?;
@@ -156,13 +164,13 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     let host = Host::collect();
     eprintln!("generating {} tasks …", a.tasks);
     let w = bench::workload(a.tasks, a.seed);
-    let mut rows = bench::run(&w, &specs, a.repeat)?;
+    let mut rows = bench::run(&w, &specs, a.repeat, a.overall_only)?;
     if let (true, Some(quantum)) = (a.simpy, rr_quantum) {
         eprintln!("running the SimPy model …");
         rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, quantum, a.repeat)?);
     }
     let mut s = bench::section(a.tasks, rows);
-    s.parameters = json!({"tasks": a.tasks, "policies": specs, "repeat": a.repeat, "seed": a.seed});
+    s.parameters = json!({"tasks": a.tasks, "policies": specs, "repeat": a.repeat, "seed": a.seed, "overall_only": a.overall_only});
     output::emit(s, &a.output, &host)?;
     Ok(())
 }
