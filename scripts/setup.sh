@@ -19,6 +19,8 @@ fi
 need_pkgs=()
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium fonts-liberation)
 command -v pgrep >/dev/null 2>&1 || need_pkgs+=(procps)
+# crypt(3) for seed 004's workload (loaded at run time; no headers needed).
+ldconfig -p 2>/dev/null | grep -q 'libcrypt\.so\.1 ' || need_pkgs+=(libcrypt1)
 # A single-node Slurm for the cluster test (scripts/slurm-local.sh starts and stops it).
 command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 || need_pkgs+=(slurmctld slurmd slurm-client munge)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import simpy, pyarrow' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then

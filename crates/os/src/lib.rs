@@ -11,6 +11,7 @@ pub mod cgroup;
 pub mod child;
 pub mod clock;
 pub mod cpulock;
+pub mod crypt;
 pub mod error;
 pub mod irq;
 pub mod journal;

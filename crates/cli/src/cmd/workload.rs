@@ -87,6 +87,10 @@ enum Kind {
         /// Hash until SIGTERM/SIGINT, then print the count.
         #[arg(long)]
         forever: bool,
+        /// What one iteration is: `crypt` (crypt(3) from libcrypt.so.1, traditional DES — what
+        /// the seed called) or `sha256` (a stand-in that needs no system library).
+        #[arg(long, value_enum, default_value_t = HashArg::Crypt)]
+        hash: HashArg,
     },
 }
 
@@ -134,15 +138,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let n = pingpong::run(duration, work.as_nanos() as u64, split, schedlab_os::signals::stop_requested)?;
             println!("{n}");
         }
-        Kind::Crypt { iterations, forever } => {
+        Kind::Crypt { iterations, forever, hash } => {
             if iterations.is_none() && !forever {
                 schedlab_os::bail_usage!("say how long to hash: --iterations N or --forever");
             }
             let start = std::time::Instant::now();
-            let done = crypt::hash_loop(iterations, schedlab_os::signals::stop_requested);
+            let hash = match hash {
+                HashArg::Crypt => crypt::Hash::Crypt,
+                HashArg::Sha256 => crypt::Hash::Sha256,
+            };
+            let done = crypt::hash_loop(hash, iterations, schedlab_os::signals::stop_requested)
+                .map_err(|e| anyhow::anyhow!("workload crypt: {e}"))?;
             let secs = start.elapsed().as_secs_f64();
             println!("{{\"iterations\":{done},\"seconds\":{secs:.6}}}");
         }
     }
     Ok(())
+}
+
+/// `workload crypt --hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HashArg {
+    Crypt,
+    Sha256,
 }
