@@ -15,6 +15,7 @@ pub mod device;
 pub mod experiment;
 pub mod figures;
 pub mod kernel;
+pub mod landmarks;
 pub mod live;
 pub mod packet;
 pub mod params;

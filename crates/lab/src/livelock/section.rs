@@ -2,7 +2,7 @@
 //! the mogul96 model's, the this-machine model's costs, figures and verdicts.
 
 use super::sweep::{self, SweepConfig, SweepOutcome};
-use super::{figures, verdicts};
+use super::{figures, landmarks, verdicts};
 use crate::seed_data;
 use anyhow::Result;
 use schedlab_netrx::model::{self, ModelConfig};
@@ -45,11 +45,19 @@ pub fn section(cfg: &SweepConfig, o: &SweepOutcome, machine: &MachineFacts) -> R
         s.status = Status::Interrupted;
     }
     s.tables.push(points_table(o));
+    let marks = landmarks::Landmarks::of(o);
+    if o.live_skipped.is_none() {
+        s.tables.push(landmarks::table(&marks));
+    }
     let (paper, model) = paper_table(o)?;
     s.tables.push(paper);
     s.tables.push(costs_table(o));
     s.figures = figures::all(o);
+    s.figures.extend(landmarks::figure(o, &marks));
     s.verdicts = verdicts::live(o);
+    if o.live_skipped.is_none() {
+        s.verdicts.extend(landmarks::verdicts(&marks));
+    }
     s.verdicts.extend(verdicts::model(o, &model));
     Ok(s)
 }
