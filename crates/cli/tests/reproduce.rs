@@ -68,6 +68,11 @@ fn readme_main_command_writes_a_report_with_five_seed_sections() {
         let (q, d, f) = (by["quick"].as_f64().unwrap(), by["default"].as_f64().unwrap(), by["full"].as_f64().unwrap());
         assert_eq!(e["estimate_s"].as_f64(), Some(q), "{e}");
         assert!(q <= d && d <= f, "{e}");
+        // And what each scale runs, against the seed's: the full scale is the seed's own or says why not.
+        let what = &e["scale_by_scale"];
+        assert_eq!(e["scale_of"], what["quick"], "{e}");
+        let full = what["full"].as_str().unwrap();
+        assert!(full.contains("seed"), "{e}");
     }
     // With no experiment registered this is exactly the README's `schedlab reproduce`; with
     // some, the quickest one keeps the test short (if even that is slow, a drill stands in:

@@ -62,6 +62,9 @@ pub trait Experiment: Send + Sync {
     fn seed(&self) -> &'static str;
     /// One line for progress and the report.
     fn title(&self) -> &'static str;
+    /// What a run at `scale` does, against the seed's own scale, in a phrase (`reproduce
+    /// --list` prints it for every scale, so no run hides how far it is from the seed's).
+    fn scale_of(&self, scale: Scale) -> String;
     /// Rough wall time in seconds at `scale` on 2 cores (for the time-left estimate).
     fn estimate_s(&self, scale: Scale) -> f64;
     /// Run it and return its section with `parameters` and `results` filled. Unsupported

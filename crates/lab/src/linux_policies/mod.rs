@@ -42,6 +42,16 @@ impl Experiment for PoliciesExperiment {
         run::TITLE
     }
 
+    fn scale_of(&self, scale: Scale) -> String {
+        match scale {
+            Scale::Quick => {
+                let n: Vec<String> = params::QUICK_PROCS.iter().map(|n| n.to_string()).collect();
+                format!("{} processes per case (seed: 100, 1,000 and 10,000)", n.join(" and "))
+            }
+            Scale::Default => "100 and 1,000 processes per case (seed: also 10,000)".into(),
+            Scale::Full => "100, 1,000 and 10,000 processes per case: the seed's scale".into(),
+        }
+    }
     fn estimate_s(&self, scale: Scale) -> f64 {
         match scale {
             Scale::Quick => 25.0,

@@ -21,6 +21,14 @@ impl Experiment for Livelock {
     fn title(&self) -> &'static str {
         "Receive livelock: interrupt, polling, hybrid and NAPI, live on loopback and modelled"
     }
+    fn scale_of(&self, scale: Scale) -> String {
+        let c = super::sweep::SweepConfig::for_scale(scale);
+        format!(
+            "{} of the seed's 111 send intervals × {} s each (seed: 111 × 12 s)",
+            c.waits.len(),
+            c.seconds_per_point
+        )
+    }
     fn estimate_s(&self, scale: Scale) -> f64 {
         SweepConfig::for_scale(scale).estimate_s()
     }

@@ -36,6 +36,12 @@ impl Experiment for WrrStudyExperiment {
     fn title(&self) -> &'static str {
         "Weighted round robin in simulation: work follows weight, finish time follows start order"
     }
+    fn scale_of(&self, scale: Scale) -> String {
+        match scale {
+            Scale::Quick => "120 of the 720 start orders of the seed's six weights".into(),
+            _ => "all 720 start orders of the seed's six weights, 30 s of test 1 (the seed's scale)".into(),
+        }
+    }
     fn estimate_s(&self, _scale: Scale) -> f64 {
         2.0
     }
@@ -63,6 +69,12 @@ impl Experiment for CatalogueExperiment {
     }
     fn title(&self) -> &'static str {
         "Seed 003's algorithms and OS schedulers side by side in simulation"
+    }
+    fn scale_of(&self, scale: Scale) -> String {
+        format!(
+            "the textbook cases, and a {}-task workload under every policy (the seed gives no workload)",
+            catalogue::mixed_workload(scale).tasks.len()
+        )
     }
     fn estimate_s(&self, scale: Scale) -> f64 {
         match scale {

@@ -50,6 +50,12 @@ impl Experiment for Timers {
     fn title(&self) -> &'static str {
         "Delta queue vs control list (and heap, timing wheel) for sleeping threads"
     }
+    fn scale_of(&self, scale: Scale) -> String {
+        match divisor(scale) {
+            1 => "the seed's sleep-time arrays as published: the seed's scale".into(),
+            d => format!("the seed's sleep-time arrays with every sleep ÷{d} (seed: as published)"),
+        }
+    }
     fn estimate_s(&self, scale: Scale) -> f64 {
         // 2 modes × 4 queues × 3 trials × longest sleep (~9.93 s / divisor), plus the scale study.
         24.0 * 9.93 / divisor(scale) as f64 + 15.0

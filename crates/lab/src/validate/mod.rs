@@ -189,6 +189,14 @@ impl Experiment for Validate {
     fn title(&self) -> &'static str {
         "Record, replay, predict: the simulator's Linux model against live traces"
     }
+    fn scale_of(&self, scale: Scale) -> String {
+        let p = Params::for_scale(scale);
+        format!(
+            "{} live runs of {} s per case (schedlab's own experiment: no seed scale)",
+            p.repeats,
+            p.duration_ns / 1_000_000_000
+        )
+    }
     fn estimate_s(&self, scale: Scale) -> f64 {
         Params::for_scale(scale).estimate_s(schedlab_os::affinity::online_cpus())
     }

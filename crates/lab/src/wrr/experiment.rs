@@ -20,6 +20,16 @@ impl Experiment for WrrExperiment {
         study::TITLE
     }
 
+    fn scale_of(&self, scale: Scale) -> String {
+        let p = study::Plan::for_scale(scale);
+        format!(
+            "test 1: {} runs of {:.1} s; test 2: {} runs of {:.0} crypt(3) calls per task (seed: 10 runs of 30 s, 2,000,000 calls)",
+            p.t1_runs,
+            p.t1_s(),
+            p.t2_runs,
+            p.t2_scale * 2_000_000.0
+        )
+    }
     fn estimate_s(&self, scale: Scale) -> f64 {
         let p = Plan::for_scale(scale);
         let t1 = p.t1_s();

@@ -53,6 +53,9 @@ impl Experiment for Drill {
     fn title(&self) -> &'static str {
         "Test drill (synthetic, not a measurement)"
     }
+    fn scale_of(&self, _scale: Scale) -> String {
+        "a drill: no scale".into()
+    }
     fn estimate_s(&self, _scale: Scale) -> f64 {
         match self.kind {
             Kind::Sleep(d) => d.as_secs_f64(),

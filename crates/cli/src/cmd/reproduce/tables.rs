@@ -20,8 +20,11 @@ pub fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: 
             .map(|(e, k)| {
                 let by_scale: serde_json::Map<String, serde_json::Value> =
                     SCALES.iter().map(|&s| (scale_word(s).to_string(), json!(e.estimate_s(s)))).collect();
+                let what: serde_json::Map<String, serde_json::Value> =
+                    SCALES.iter().map(|&s| (scale_word(s).to_string(), json!(e.scale_of(s)))).collect();
                 json!({"name": e.name(), "seed": e.seed(), "title": e.title(), "estimate_s": e.estimate_s(scale),
-                       "estimate_s_by_scale": by_scale, "shard": k})
+                       "estimate_s_by_scale": by_scale, "scale_of": e.scale_of(scale), "scale_by_scale": what,
+                       "shard": k})
             })
             .collect();
         return output::print_json(&json!({ "scale": scale_word(scale), "experiments": rows }));
@@ -51,7 +54,15 @@ pub fn list(selected: &[&dyn Experiment], shards: &[usize], scale: Scale, json: 
     );
     if selected.is_empty() {
         println!("(no experiments are registered in this build)");
+        return Ok(());
     }
+    let mut w = Table::new("What each scale runs, against the seed's own scale", &["name", "quick", "default", "full"]);
+    for e in selected {
+        let mut row = vec![e.name().to_string()];
+        row.extend(SCALES.iter().map(|&s| e.scale_of(s)));
+        w.row(row);
+    }
+    println!("{}", schedlab_report::table::render(&w));
     Ok(())
 }
 
