@@ -263,6 +263,7 @@ pub fn tables(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Table> {
             "peak RSS kB",
             "seed kB",
             "real s",
+            "real s × scale",
             "seed real s",
             "user s",
             "sys s",
@@ -277,6 +278,7 @@ pub fn tables(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Table> {
             f(s.peak_rss_kb, 0),
             published(*k, "peak_rss_kb"),
             f(s.real_s, 3),
+            f(s.real_s * p.time_divisor as f64, 3),
             published(*k, "real_s"),
             f(s.user_s, 3),
             f(s.sys_s, 3),
@@ -285,10 +287,12 @@ pub fn tables(p: &Params, queues: &[(Kind, QueueSummary)]) -> Vec<Table> {
         ]);
     }
     let t1 = t1.with_note(format!(
-        "{}. The seed measured kernel system calls with `time` (its busy mdelay loop is system time); \
+        "{}. `real s × scale` is our real time times the sleep-time divisor ({}): our run brought to the seed's \
+         scale, the figure to set beside the seed's. The seed measured kernel system calls with `time` (its busy mdelay loop is system time); \
          ours are user-space processes, so a busy ticker shows as user time. RSS is a whole Rust \
          process with 100 threads, not a kernel helper.",
-        scale_note(p)
+        scale_note(p),
+        p.time_divisor
     ));
     let mut t2 = Table::new(
         "Timer operations (entries touched per tick, summed) and wake lateness",

@@ -153,6 +153,7 @@ fn test1(d: &StudyData, s: &Test1Stats) -> Table {
             "seed sd",
             "seed fold",
             "live mean",
+            "live mean × 30 s",
             "live sd",
             "live CV",
             "live fold",
@@ -173,6 +174,7 @@ fn test1(d: &StudyData, s: &Test1Stats) -> Table {
             seed(&sd, i, 0),
             seed(&fold, i, 2),
             format!("{:.0}", stats::mean(&it)),
+            format!("{:.0}", stats::mean(&it) * 30.0 / d.plan.t1_s()),
             format!("{:.0}", stats::stddev(&it)),
             format!("{:.2}%", stats::cv(&it) * 100.0),
             format!("{:.3}", stats::mean(&folds)),
@@ -184,7 +186,9 @@ fn test1(d: &StudyData, s: &Test1Stats) -> Table {
         ]);
     }
     t.with_note(
-        "Live fold = mean over runs of (iterations / weight-1 iterations in the same run). Live CV = run-to-run \
+        "Iterations are crypt(3) calls, the seed's unit. `live mean × 30 s` brings our run to the seed's 30 s (iterations \
+         grow with the run's length): the figure to set beside the seed's mean. Live fold = mean over runs of \
+         (iterations / weight-1 iterations in the same run). Live CV = run-to-run \
          stddev/mean of a task's iterations (includes hash-speed drift from other jobs on the sibling CPU); fold CV \
          = run-to-run variation of the fold itself. CPU fold = the same with CPU seconds received, which is \
          what the scheduler controls (work per CPU second varies with the load on the other CPU). Simulated = the \
