@@ -1,0 +1,6 @@
+//! `schedlab-work cpu|io|mixed|empty`: the tiny program seed 001's children exec (the code is
+//! in crates/work; this file only makes it a binary beside `schedlab`).
+
+fn main() {
+    std::process::exit(schedlab_work::command::main_with(std::env::args_os().skip(1)));
+}
