@@ -7,6 +7,8 @@
 //! - [`command`]: the `schedlab-work cpu|io|mixed|empty` command line, parsed by hand (std
 //!   only: the binary links nothing but std and the C library).
 
+#![forbid(unsafe_code)]
+
 pub mod command;
 pub mod cpu;
 pub mod io;

@@ -170,8 +170,9 @@ fn not_measured(claim: &str, why: &str) -> Verdict {
 /// FIFO's average involuntary switches are "far below" OTHER's when at most this fraction.
 pub const FAR_BELOW: f64 = 0.2;
 
-/// The verdicts on seed 001's claims.
-pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
+/// The verdicts on seed 001's claims, and the start-up goal; `io_scale` is the io bytes of the
+/// run over the calibrated default (below 1 the goal is not judged: it is for the calibrated size).
+pub fn verdicts(cases: &[CaseResult], io_scale: f64) -> Vec<Verdict> {
     use LinuxPolicy::{Fifo, Other, Rr};
     let ns = procs_of(cases);
     let mut out = Vec::new();
@@ -286,7 +287,7 @@ pub fn verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
     });
 
     out.extend(per_workload_verdicts(cases));
-    out.push(startup_verdict(cases));
+    out.push(startup_verdict(cases, io_scale));
     out
 }
 
@@ -386,10 +387,21 @@ pub fn per_workload_verdicts(cases: &[CaseResult]) -> Vec<Verdict> {
 pub const STARTUP_LIMIT: f64 = 0.10;
 
 /// schedlab's goal for the children: start-up (the `empty` case) under 10% of the io case's CPU
-/// per process, under every policy and process count — judged as 10 × empty < io.
-pub fn startup_verdict(cases: &[CaseResult]) -> Verdict {
+/// per process, under every policy and process count — judged as 10 × empty < io, when the io
+/// case copies at least the calibrated bytes (`io_scale` ≥ 1).
+pub fn startup_verdict(cases: &[CaseResult], io_scale: f64) -> Verdict {
     let claim = "Start-up is a small part of a child's CPU time: the empty case's CPU per process is under 10% \
-                 of the io case's";
+                 of the io case's (at the calibrated io size)";
+    if io_scale < 1.0 {
+        return Verdict::not_measured(
+            ClaimKind::Goal,
+            claim,
+            format!(
+                "the io case copied {io_scale:.2} × the calibrated bytes (--quick or --io-bytes); {}",
+                startup_note(cases)
+            ),
+        );
+    }
     let mut parts = Vec::new();
     for n in procs_of(cases) {
         for c in cases.iter().filter(|c| c.procs == n && c.workload == WorkloadKind::Empty) {
@@ -501,13 +513,17 @@ mod tests {
     fn startup_is_a_goal_judged_as_ten_times_empty_against_io() {
         let mut cases =
             vec![case(Other, WorkloadKind::Io, 5, &around(37.0)), case(Other, WorkloadKind::Empty, 5, &around(0.8))];
-        let v = startup_verdict(&cases);
+        let v = startup_verdict(&cases, 1.0);
         assert_eq!((v.kind, v.outcome), (ClaimKind::Goal, Outcome::Met), "{v:?}");
+        // A run with a tenth of the io bytes is not judged against a goal for the full size.
+        let v = startup_verdict(&cases, 0.1);
+        assert_eq!(v.outcome, Outcome::Inconclusive, "{v:?}");
+        assert!(v.detail.contains("0.10 × the calibrated bytes") && v.detail.contains("empty 0.80 ms"), "{v:?}");
         let note = startup_note(&cases);
         assert!(note.contains("empty 0.80 ms vs io 37.00 ms (2.2%)"), "{note}");
         // 5 ms of start-up against 37 ms of io is 13.5%: not met.
         cases[1] = case(Other, WorkloadKind::Empty, 5, &around(5.0));
-        assert_eq!(startup_verdict(&cases).outcome, Outcome::NotMet);
+        assert_eq!(startup_verdict(&cases, 1.0).outcome, Outcome::NotMet);
         assert!(startup_note(&cases[..1]).contains("not measured"));
     }
 

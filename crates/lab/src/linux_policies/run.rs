@@ -141,7 +141,8 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     drop(tracer);
     let predictions = predict::predictions(params, &cases);
 
-    let verdicts = compare::verdicts(&cases);
+    let io_scale = params.io_bytes as f64 / crate::workloads::io::DEFAULT_TOTAL as f64;
+    let verdicts = compare::verdicts(&cases, io_scale);
     let text = table_data::render(&cases, "table_data.txt");
     let seed_cases = crate::seed_data::seed("001_linux_scheduler")["cases"].clone();
     let data = json!({
