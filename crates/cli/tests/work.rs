@@ -1,6 +1,6 @@
 //! The `schedlab-work` binary seed 001's children exec: built beside `schedlab` (where
-//! `policies run` looks for it), each workload runs, bad command lines are refused, and it
-//! links none of schedlab's heavy dependencies.
+//! `policies run` looks for it), each workload runs, bad command lines are refused, it keeps
+//! SIGPIPE's default action, and it links none of schedlab's heavy dependencies.
 
 use std::path::Path;
 use std::process::Command;
@@ -44,11 +44,28 @@ fn bad_command_lines_exit_2_naming_the_problem() {
 }
 
 #[test]
+fn it_keeps_sigpipes_default_action() {
+    // A write to a closed pipe kills it (status 141 in a shell), as it killed the seed's C
+    // programs, instead of an ignored SIGPIPE and an EPIPE error. `yes`-like output: io to
+    // stdout, whose reader has gone.
+    let mut child = Command::new(WORK)
+        .args(["io", "--input", "/dev/zero", "--output", "/dev/stdout", "--bytes", "100000000"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(13), "{status:?}");
+}
+
+#[test]
 fn it_links_none_of_schedlabs_heavy_dependencies() {
     // Symbol names survive the release profile's strip of debug info, so a linked crate
-    // would leave its name in the binary.
+    // would leave its name in the binary. (schedlab_os is linked for its SIGPIPE reset, and
+    // the object-file names of its dependencies stay in the symbol table, so serde_json's
+    // name is there without its code: this checks the crates schedlab-os does not use.)
     let bytes = std::fs::read(WORK).unwrap();
-    for heavy in ["clap_builder", "tokio", "rusqlite", "serde_json", "schedlab_lab"] {
+    for heavy in ["clap_builder", "tokio", "rusqlite", "schedlab_lab", "schedlab_sim"] {
         assert!(!bytes.windows(heavy.len()).any(|w| w == heavy.as_bytes()), "schedlab-work links {heavy}");
     }
     let schedlab = std::fs::metadata(env!("CARGO_BIN_EXE_schedlab")).unwrap().len();

@@ -5,7 +5,7 @@
 //! - [`cpu`]: calc_pi.c, [`io`]: rw.c, [`mixed`]: rwpi.c — also what `schedlab workload
 //!   cpu|io|mixed` runs, so there is one implementation of each.
 //! - [`command`]: the `schedlab-work cpu|io|mixed|empty` command line, parsed by hand (std
-//!   only: the binary links nothing but std and the C library).
+//!   only; the binary adds one call into schedlab_os, to give SIGPIPE back its default action).
 
 #![forbid(unsafe_code)]
 

@@ -4,5 +4,9 @@
 #![forbid(unsafe_code)]
 
 fn main() {
+    // Rust's runtime ignores SIGPIPE; the seed's C programs kept every default disposition,
+    // and so do the children (schedlab_os is the crate that may make the call; only this one
+    // function of it is linked).
+    schedlab_os::signals::default_sigpipe();
     std::process::exit(schedlab_work::command::main_with(std::env::args_os().skip(1)));
 }
