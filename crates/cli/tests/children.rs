@@ -150,7 +150,7 @@ fn policy_benchmark_children() {
         return;
     }
     let args = ["policies", "run", "--policy", "other", "--procs", "2", "--workload", "cpu", "--iterations", LONG_CPU];
-    check_path("policies", &[&args[..], &["--timeout", "60s"]].concat(), "workload cpu");
+    check_path("policies", &[&args[..], &["--timeout", "60s"]].concat(), "schedlab-work cpu");
 }
 
 #[test]

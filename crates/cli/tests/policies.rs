@@ -38,7 +38,7 @@ fn processes_with(marker: &str) -> Vec<String> {
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains(marker) && cmd.contains("workload") {
+        if cmd.contains(marker) && cmd.contains("schedlab-work") {
             found.push(format!("{}: {cmd}", entry.file_name().to_string_lossy()));
         }
     }
@@ -56,7 +56,7 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
     let doc = json_of(&out);
     assert!(start.elapsed() < Duration::from_secs(90), "--quick took {:?}", start.elapsed());
     let cases = doc["results"]["cases"].as_array().expect("cases array");
-    assert_eq!(cases.len(), 2 * 3 * 3, "quick = 2 process counts × 3 policies × 3 workloads");
+    assert_eq!(cases.len(), 2 * 3 * 4, "quick = 2 process counts × 3 policies × 3 workloads and `empty`");
     for c in cases {
         for key in [
             "policy",
@@ -72,7 +72,7 @@ fn quick_json_has_every_case_and_fifo_is_rarely_preempted() {
             assert!(!c[key].is_null(), "case lacks {key}: {c}");
         }
         assert_eq!(c["completed"], c["procs"], "every child should finish: {c}");
-        assert!(c["user_s"].as_f64().unwrap() > 0.0 || c["workload"] == "io", "{c}");
+        assert!(c["user_s"].as_f64().unwrap() > 0.0 || c["workload"] == "io" || c["workload"] == "empty", "{c}");
         assert!(c["wall_s"].as_f64().unwrap() > 0.0);
     }
     // The seed's headline: FIFO is pre-empted far less than OTHER (cpu workload).
@@ -113,6 +113,7 @@ fn bad_input_is_rejected_before_anything_is_spawned() {
         (&["--policy", "rr", "--priority", "150"], "150"),
         (&["--policy", "fifo", "--priority", "99"], "99"),
         (&["--workload", "gpu"], "gpu"),
+        (&["--unpinned", "--cpus", "1"], "--unpinned"),
     ];
     if cpus > 1 {
         // Real-time children on every CPU (a one-CPU machine has no other choice).
@@ -155,6 +156,35 @@ fn without_root_rt_policies_fail_early_and_others_still_run() {
     for c in cases {
         assert_eq!(c["completed"], 5, "{c}");
     }
+}
+
+#[test]
+fn the_empty_case_and_the_placement_are_beside_every_table() {
+    let Some(_machine) = root_or_skip() else {
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(schedlab()
+        .args(["policies", "run", "--policy", "other", "--procs", "5", "--workload", "io,empty", "--unpinned"])
+        .args(["--io-bytes", "64KiB", "--out"])
+        .arg(out_dir.path()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The human view, its wrapped lines joined again.
+    let text = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let tables = text.matches("(--unpinned: every allowed CPU but the harness's").count();
+    assert!(tables >= 3, "the summary and both tables say where the children ran ({tables} times): {text}");
+    assert!(text.matches("Start-up cost (the `empty` case").count() >= 3, "{text}");
+    assert!(text.contains("5 procs: empty") && text.contains("calibrated to the seed's"), "{text}");
+    // 64 KiB is not the calibrated io size: the start-up goal says so instead of judging.
+    assert!(text.contains("(goal) Start-up is a small part") && text.contains("× the calibrated bytes"), "{text}");
+
+    let run_dir = std::fs::read_dir(out_dir.path().join("policies")).unwrap().next().unwrap().unwrap().path();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("results.json")).unwrap()).unwrap();
+    let cases = doc["results"]["cases"].as_array().unwrap();
+    let empty = cases.iter().find(|c| c["workload"] == "empty").expect("an empty case");
+    assert_eq!(empty["completed"], 5, "{empty}");
+    assert_eq!(doc["results"]["placement"]["unpinned"], true);
+    assert_eq!(doc["parameters"]["program"].as_str().unwrap(), env!("CARGO_BIN_EXE_schedlab-work"));
 }
 
 #[test]

@@ -31,10 +31,14 @@ enum Verb {
     /// Run N processes of a workload under each policy and compare their rusage (seed 001).
     ///
     /// For every case (process count × policy × workload) the harness forks N children of
-    /// `schedlab workload <kind>`, sets each child's policy and CPU affinity before exec, holds
+    /// `schedlab-work <kind>` (a tiny std-only program beside `schedlab`; `cargo build --release`
+    /// builds both), sets each child's policy and CPU affinity before exec, holds
     /// them all at a start gate, releases them together and reaps each one with wait4, summing
     /// user/system time and voluntary/involuntary context switches as the seed did. It also
     /// measures wall time, turnaround (release → reap: p50, p95, max) and throughput.
+    ///
+    /// The `empty` workload execs and exits: its CPU time per process is the start-up cost left
+    /// in every other case, printed beside every table.
     ///
     /// Safety: children run on --cpus (default: every CPU but 0) and the harness on the others;
     /// from release to the last reap the harness runs SCHED_FIFO one priority level above the
@@ -62,25 +66,33 @@ struct RunArgs {
     /// Processes per case (comma-separated). Default: the seed's 100,1000,10000 (50,200 with --quick).
     #[arg(long, value_delimiter = ',')]
     procs: Option<Vec<usize>>,
-    /// Workloads: io (read /dev/urandom, write /dev/null), cpu (Monte Carlo π), mixed (both).
-    #[arg(long, value_delimiter = ',', default_value = "io,cpu,mixed", value_parser = parse_workload)]
+    /// Workloads: io (read /dev/urandom, write /dev/null), cpu (Monte Carlo π), mixed (both),
+    /// empty (exec and exit: the start-up cost).
+    #[arg(long, value_delimiter = ',', default_value = "io,cpu,mixed,empty", value_parser = parse_workload)]
     workload: Vec<WorkloadKind>,
     /// Real-time priority of FIFO/RR children, 1..=98 (a higher number wins; the harness runs
     /// at priority + 1 so it can always reap and stop them).
     #[arg(long, default_value_t = params::DEFAULT_PRIORITY, allow_negative_numbers = true)]
     priority: i32,
     /// CPUs the children may use, e.g. 1 or 1-3 (default: every CPU but 0 when there are two or more).
-    #[arg(long, value_parser = parse_cpus)]
+    #[arg(long, value_parser = parse_cpus, conflicts_with = "unpinned")]
     cpus: Option<CpuList>,
+    /// Children over every allowed CPU but the harness's (the lowest), as the seed's children
+    /// were free to use every CPU. On a 2-CPU machine that is still one CPU (the same set as
+    /// the default); each table says which setting it used.
+    #[arg(long)]
+    unpinned: bool,
     /// Bound on each case, spawning included, e.g. 90s or 10m (default 10m; 60s with --quick).
     #[arg(long, value_parser = units::positive_duration)]
     timeout: Option<Duration>,
     /// Monte Carlo samples per cpu/mixed process (the seed: 1,000,000).
     #[arg(long, default_value_t = 1_000_000)]
     iterations: u64,
-    /// Bytes each io/mixed process copies (the seed's rw.c: 100KiB).
-    #[arg(long, default_value = "100KiB", value_parser = units::size)]
-    io_bytes: u64,
+    /// Bytes each io/mixed process copies. Default 11MiB, calibrated to the seed's ≈35–40 ms of
+    /// system time per io process (rw.c's own 100KiB takes ≈0.2 ms of system time on a current kernel); a tenth
+    /// with --quick.
+    #[arg(long, value_parser = units::size)]
+    io_bytes: Option<u64>,
     /// Block size of each read/write (the seed's rw.c: 1KiB).
     #[arg(long, default_value = "1KiB", value_parser = units::size)]
     io_block: u64,
@@ -119,7 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     let scale = if a.quick { Scale::Quick } else { Scale::Full };
-    let mut p = Params::for_scale(scale, std::env::current_exe()?);
+    let mut p = Params::for_scale(scale, params::work_program()?);
     p.policies = units::unique(a.policy);
     p.workloads = units::unique(a.workload);
     if let Some(procs) = a.procs {
@@ -134,11 +146,17 @@ fn run_benchmark(a: RunArgs) -> anyhow::Result<()> {
     if let Some(CpuList(c)) = a.cpus {
         p.cpus = c;
     }
+    if a.unpinned {
+        p.unpinned = true;
+        p.cpus = params::unpinned_child_cpus();
+    }
     if let Some(t) = a.timeout {
         p.timeout = t;
     }
     p.iterations = a.iterations;
-    p.io_bytes = a.io_bytes;
+    if let Some(b) = a.io_bytes {
+        p.io_bytes = b;
+    }
     p.io_block = a.io_block;
     p.trace = a.trace;
     p.validate().or_usage()?;

@@ -25,6 +25,10 @@ pub struct CaseResult {
     pub total_s: f64,
     /// total_s / children reaped (the seed's "Average Time").
     pub avg_s: f64,
+    /// Standard deviation of one child's CPU time (user + system) over the children that
+    /// completed: with [`CaseResult::cpu_s`] the spread the verdicts are judged by.
+    #[serde(default)]
+    pub cpu_sd_s: f64,
     pub voluntary_ctx: i64,
     pub involuntary_ctx: i64,
     pub avg_voluntary_ctx: f64,
@@ -48,6 +52,10 @@ pub struct CaseResult {
     pub deadline_runtime_ns: Option<u64>,
     pub timed_out: bool,
     pub interrupted: bool,
+    /// CPU time (user + system, s) of each child that completed, in reap order: the per-process
+    /// samples the verdicts compare. Kept out of results.json (its mean and spread are there).
+    #[serde(skip)]
+    pub cpu_s: Vec<f64>,
 }
 
 /// One reaped child: its rusage, exit and turnaround.
@@ -84,6 +92,7 @@ impl CaseResult {
         let reaped = children.len().max(1) as f64;
         let turn: Vec<f64> = children.iter().filter(|c| !c.killed).map(|c| c.turnaround_s).collect();
         let completed = children.iter().filter(|c| c.success).count();
+        let cpu_s: Vec<f64> = children.iter().filter(|c| c.success).map(|c| c.usage.user_s + c.usage.sys_s).collect();
         let killed = children.iter().filter(|c| c.killed).count();
         CaseResult {
             policy: frame.policy,
@@ -96,6 +105,7 @@ impl CaseResult {
             user_s: sum.user_s,
             total_s: sum.sys_s + sum.user_s,
             avg_s: (sum.sys_s + sum.user_s) / reaped,
+            cpu_sd_s: if cpu_s.len() >= 2 { stats::stddev(&cpu_s) } else { 0.0 },
             voluntary_ctx: sum.voluntary_ctx,
             involuntary_ctx: sum.involuntary_ctx,
             avg_voluntary_ctx: sum.voluntary_ctx as f64 / reaped,
@@ -113,6 +123,7 @@ impl CaseResult {
             deadline_runtime_ns: frame.deadline_runtime_ns,
             timed_out: frame.timed_out,
             interrupted: frame.interrupted,
+            cpu_s,
         }
     }
 }
@@ -156,5 +167,9 @@ mod tests {
         // Killed children do not count towards turnaround.
         assert!((r.turnaround_max_s - 0.2).abs() < 1e-12);
         assert!((r.throughput_per_s - 4.0).abs() < 1e-12);
+        // Per-process samples: the completed children only (0.11 s each), so no spread.
+        assert_eq!(r.cpu_s.len(), 2);
+        assert!(r.cpu_s.iter().all(|x| (x - 0.11).abs() < 1e-12), "{:?}", r.cpu_s);
+        assert_eq!(r.cpu_sd_s, 0.0);
     }
 }

@@ -1,7 +1,8 @@
 //! Seed 001: the live Linux policy benchmark (registry name `policies`; the module is
 //! `linux_policies` to keep it apart from the simulator's `schedlab_sim::policies`).
 //!
-//! N children of `schedlab workload cpu|io|mixed` per case, each set to a Linux policy
+//! N children of `schedlab-work cpu|io|mixed|empty` (the tiny std-only binary of
+//! crates/work, found beside `schedlab`) per case, each set to a Linux policy
 //! (OTHER, BATCH, IDLE, FIFO, RR, DEADLINE) before exec, held at a start gate until all
 //! exist, released together and reaped with wait4 for their rusage — the seed's
 //! sched_test.c, plus wall time, turnaround and throughput, traces and predictions.
@@ -54,9 +55,11 @@ impl Experiment for PoliciesExperiment {
     }
     fn estimate_s(&self, scale: Scale) -> f64 {
         match scale {
-            Scale::Quick => 25.0,
-            Scale::Default => 120.0,
-            Scale::Full => 900.0,
+            // Per process on one CPU: io ≈ 37 ms (3.7 ms at --quick, a tenth of the bytes),
+            // cpu ≈ 5 ms, mixed ≈ 7 ms, empty ≈ 1 ms; × 3 policies, plus a second per case.
+            Scale::Quick => 30.0,
+            Scale::Default => 190.0,
+            Scale::Full => 1800.0,
         }
     }
 
@@ -69,7 +72,7 @@ impl Experiment for PoliciesExperiment {
                 "SCHED_FIFO and SCHED_RR need root or CAP_SYS_NICE (run `sudo schedlab reproduce`)",
             ));
         }
-        let program = std::env::current_exe()?;
+        let program = params::work_program()?;
         let params = params::Params::for_scale(ctx.scale, program);
         Ok(run::run(&params, ctx.progress)?.section)
     }

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// The three programs of seed 001.
+/// The three programs of seed 001, and `empty`: a program that only execs and exits, whose
+/// rusage is the start-up cost left in every other case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkloadKind {
@@ -19,18 +20,23 @@ pub enum WorkloadKind {
     Cpu,
     /// rwpi.c: π with writes interleaved.
     Mixed,
+    /// Exec and exit: the start-up cost.
+    Empty,
 }
 
 impl WorkloadKind {
-    /// In the seed's column order (IO, CPU, Mixed).
-    pub const ALL: [WorkloadKind; 3] = [WorkloadKind::Io, WorkloadKind::Cpu, WorkloadKind::Mixed];
+    /// The seed's three programs in its column order (IO, CPU, Mixed).
+    pub const SEED: [WorkloadKind; 3] = [WorkloadKind::Io, WorkloadKind::Cpu, WorkloadKind::Mixed];
+    /// The seed's programs and then `empty`.
+    pub const ALL: [WorkloadKind; 4] = [WorkloadKind::Io, WorkloadKind::Cpu, WorkloadKind::Mixed, WorkloadKind::Empty];
 
-    /// Column heading in the seed's table_data.
+    /// Column heading in the seed's table_data (`Empty` is ours).
     pub fn heading(self) -> &'static str {
         match self {
             WorkloadKind::Io => "IO",
             WorkloadKind::Cpu => "CPU",
             WorkloadKind::Mixed => "Mixed",
+            WorkloadKind::Empty => "Empty",
         }
     }
 }
@@ -41,6 +47,7 @@ impl fmt::Display for WorkloadKind {
             WorkloadKind::Io => "io",
             WorkloadKind::Cpu => "cpu",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::Empty => "empty",
         })
     }
 }
@@ -52,13 +59,16 @@ impl FromStr for WorkloadKind {
             "io" => Ok(WorkloadKind::Io),
             "cpu" => Ok(WorkloadKind::Cpu),
             "mixed" => Ok(WorkloadKind::Mixed),
-            _ => Err(format!("unknown workload '{s}' (expected cpu, io or mixed)")),
+            "empty" => Ok(WorkloadKind::Empty),
+            _ => Err(format!("unknown workload '{s}' (expected cpu, io, mixed or empty)")),
         }
     }
 }
 
 /// The seed's process counts.
 pub const SEED_PROCS: [usize; 3] = [100, 1000, 10_000];
+/// `--quick` copies the calibrated io bytes divided by this.
+pub const QUICK_IO_DIVISOR: u64 = 10;
 /// Counts used by `--quick` (CI).
 pub const QUICK_PROCS: [usize; 2] = [50, 200];
 /// The seed's policies.
@@ -85,13 +95,41 @@ pub struct Params {
     pub timeout: Duration,
     /// Monte Carlo samples per cpu/mixed process (the seed: 1,000,000).
     pub iterations: u64,
-    /// Bytes each io/mixed process copies, and the block size.
+    /// Bytes each io/mixed process copies (default: calibrated to the seed's system time per io
+    /// process, see [`crate::workloads::io::DEFAULT_TOTAL`]), and the block size.
     pub io_bytes: u64,
     pub io_block: u64,
     /// Capture sched_switch with tracefs during each case and draw per-CPU timelines.
     pub trace: bool,
-    /// The binary children exec (`schedlab workload ...`).
+    /// Children over every allowed CPU but the harness's (the seed let its children use every
+    /// CPU) instead of `--cpus`; `cpus` then holds that set.
+    #[serde(default)]
+    pub unpinned: bool,
+    /// The binary children exec: `schedlab-work` (see [`work_program`]).
     pub program: PathBuf,
+}
+
+/// The name of the tiny workload binary children exec.
+pub const WORK_BINARY: &str = "schedlab-work";
+
+/// `schedlab-work` beside the running executable (cargo builds both into target/<profile>/),
+/// or an error naming the path looked at.
+pub fn work_program() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    work_program_beside(&exe)
+}
+
+/// `schedlab-work` in the directory of `exe`, or an error naming the path looked at.
+pub fn work_program_beside(exe: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let path = exe.parent().unwrap_or(std::path::Path::new("/")).join(WORK_BINARY);
+    if !path.is_file() {
+        anyhow::bail!(
+            "the workload program {} is missing: seed 001's children exec it (`cargo build --release` builds it \
+             beside schedlab; `cargo install --path crates/cli` installs both)",
+            path.display()
+        );
+    }
+    Ok(path)
 }
 
 mod secs {
@@ -104,6 +142,17 @@ mod secs {
         let secs = f64::deserialize(d)?;
         Duration::try_from_secs_f64(secs)
             .map_err(|e| serde::de::Error::custom(format!("{secs} is not a duration in seconds ({e})")))
+    }
+}
+
+/// The CPUs children get with `--unpinned`: every allowed CPU but the harness's, the lowest
+/// allowed one (on a 2-CPU machine that is one CPU, the same set as the default's).
+pub fn unpinned_child_cpus() -> Vec<usize> {
+    let allowed = schedlab_os::affinity::allowed_cpus().unwrap_or_else(|_| vec![0]);
+    if allowed.len() >= 2 {
+        allowed[1..].to_vec()
+    } else {
+        allowed
     }
 }
 
@@ -120,7 +169,9 @@ pub fn default_child_cpus() -> Vec<usize> {
 
 impl Params {
     /// The parameters of a scale: quick = 50 and 200 processes, default = 100 and 1,000,
-    /// full = the seed's 100, 1,000 and 10,000; always the seed's three policies and workloads.
+    /// full = the seed's 100, 1,000 and 10,000; always the seed's three policies and workloads
+    /// and the `empty` case. `--quick` copies a tenth of the calibrated io bytes
+    /// ([`QUICK_IO_DIVISOR`]), so its io cases stay short.
     pub fn for_scale(scale: Scale, program: PathBuf) -> Self {
         let procs = match scale {
             Scale::Quick => QUICK_PROCS.to_vec(),
@@ -135,9 +186,14 @@ impl Params {
             cpus: default_child_cpus(),
             timeout: Duration::from_secs(if scale == Scale::Quick { 60 } else { 600 }),
             iterations: 1_000_000,
-            io_bytes: crate::workloads::io::DEFAULT_TOTAL,
+            io_bytes: if scale == Scale::Quick {
+                crate::workloads::io::DEFAULT_TOTAL / QUICK_IO_DIVISOR
+            } else {
+                crate::workloads::io::DEFAULT_TOTAL
+            },
             io_block: crate::workloads::io::DEFAULT_BLOCK as u64,
             trace: false,
+            unpinned: false,
             program,
         }
     }
@@ -149,7 +205,7 @@ impl Params {
             bail!("--policy names no policy (expected some of other, batch, idle, fifo, rr, deadline)");
         }
         if self.workloads.is_empty() {
-            bail!("--workload names no workload (expected some of cpu, io, mixed)");
+            bail!("--workload names no workload (expected some of cpu, io, mixed, empty)");
         }
         if self.procs.is_empty() {
             bail!("--procs names no process count");
@@ -212,10 +268,34 @@ impl Params {
         Ok(())
     }
 
-    /// A rough wall time in seconds, for progress: about 12 ms per process (fork, exec and a
-    /// million-sample workload on one CPU) plus a second per case.
+    /// A rough wall time in seconds, for progress: per process about 1 ms of fork and exec,
+    /// 5 ms per million π samples and 4 ms per MiB copied from /dev/urandom (on one CPU),
+    /// plus a second per case.
     pub fn estimate_s(&self) -> f64 {
-        self.cases().iter().map(|&(n, _, _)| 1.0 + n as f64 * 0.012).sum()
+        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+        let per_proc = |w: WorkloadKind| {
+            0.001
+                + match w {
+                    WorkloadKind::Cpu => 0.005 * self.iterations as f64 / 1e6,
+                    WorkloadKind::Io => 0.004 * mib(self.io_bytes),
+                    WorkloadKind::Mixed => 0.005 * self.iterations as f64 / 1e6 + 0.0005 * mib(self.io_bytes),
+                    WorkloadKind::Empty => 0.0,
+                }
+        };
+        self.cases().iter().map(|&(n, _, w)| 1.0 + n as f64 * per_proc(w)).sum()
+    }
+
+    /// Where the children ran, in words, for every table: pinned to `--cpus` or unpinned.
+    pub fn placement(&self) -> String {
+        let list = schedlab_os::affinity::format_cpu_list(&self.cpus);
+        if self.unpinned {
+            format!(
+                "children unpinned: CPUs {list} (--unpinned: every allowed CPU but the harness's; the seed's \
+                 children could use every CPU)"
+            )
+        } else {
+            format!("children pinned to CPUs {list} (--cpus)")
+        }
     }
 
     /// True when any policy needs root (CAP_SYS_NICE).
@@ -248,9 +328,9 @@ impl Params {
         }
     }
 
-    /// The argv (after the program) of one child.
+    /// The argv (after the program, `schedlab-work`) of one child.
     pub fn workload_args(&self, w: WorkloadKind) -> Vec<String> {
-        let mut a = vec!["workload".to_string(), w.to_string()];
+        let mut a = vec![w.to_string()];
         match w {
             WorkloadKind::Cpu => a.extend(["--iterations".into(), self.iterations.to_string()]),
             WorkloadKind::Io => {
@@ -264,6 +344,7 @@ impl Params {
                 "--bytes".into(),
                 self.io_bytes.to_string(),
             ]),
+            WorkloadKind::Empty => {}
         }
         a
     }
@@ -315,7 +396,62 @@ mod tests {
     #[test]
     fn quick_params_are_valid() {
         base().validate().unwrap();
-        assert_eq!(base().cases().len(), 3 * 3 * QUICK_PROCS.len());
+        assert_eq!(base().cases().len(), 3 * 4 * QUICK_PROCS.len());
+    }
+
+    #[test]
+    fn every_child_argv_is_one_the_work_binary_accepts() {
+        use schedlab_work::command::Job;
+        let mut p = Params::for_scale(Scale::Default, "/x/schedlab-work".into());
+        p.iterations = 123;
+        p.io_block = 512;
+        for w in WorkloadKind::ALL {
+            let argv = p.workload_args(w);
+            let job = Job::parse(argv.iter().map(std::ffi::OsString::from)).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let want = match w {
+                WorkloadKind::Cpu => Job::Cpu { iterations: 123 },
+                WorkloadKind::Io => Job::Io {
+                    block: 512,
+                    bytes: crate::workloads::io::DEFAULT_TOTAL,
+                    input: "/dev/urandom".into(),
+                    output: "/dev/null".into(),
+                },
+                WorkloadKind::Mixed => Job::Mixed {
+                    iterations: 123,
+                    block: 512,
+                    bytes: crate::workloads::io::DEFAULT_TOTAL,
+                    output: "/dev/null".into(),
+                },
+                WorkloadKind::Empty => Job::Empty,
+            };
+            assert_eq!(job, want, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn quick_copies_a_tenth_of_the_calibrated_bytes() {
+        let full = Params::for_scale(Scale::Full, "/x".into());
+        assert_eq!(full.io_bytes, crate::workloads::io::DEFAULT_TOTAL);
+        assert_eq!(base().io_bytes, full.io_bytes / QUICK_IO_DIVISOR);
+        assert!(full.workloads.contains(&WorkloadKind::Empty));
+    }
+
+    #[test]
+    fn a_missing_work_binary_is_named_with_how_to_build_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = work_program_beside(&dir.path().join("schedlab")).unwrap_err().to_string();
+        assert!(e.contains(&dir.path().join(WORK_BINARY).display().to_string()) && e.contains("cargo build"), "{e}");
+        std::fs::write(dir.path().join(WORK_BINARY), b"").unwrap();
+        assert_eq!(work_program_beside(&dir.path().join("schedlab")).unwrap(), dir.path().join(WORK_BINARY));
+    }
+
+    #[test]
+    fn each_placement_says_which_setting_it_is() {
+        let mut p = base();
+        p.cpus = vec![1, 2];
+        assert_eq!(p.placement(), "children pinned to CPUs 1-2 (--cpus)");
+        p.unpinned = true;
+        assert!(p.placement().starts_with("children unpinned: CPUs 1-2"), "{}", p.placement());
     }
 
     #[test]

@@ -23,25 +23,51 @@ pub struct RunOutput {
 /// The title used in the report.
 pub const TITLE: &str = "Live Linux policy benchmark: OTHER vs FIFO vs RR on real processes";
 
-/// Check that `program workload cpu` runs (within 30 s) before spawning thousands of it.
+/// Check that `program cpu --iterations 1` runs (within 30 s) before spawning thousands of it.
 fn check_program(params: &Params) -> anyhow::Result<()> {
-    let spec = ChildSpec::new(&params.program).args(["workload", "cpu", "--iterations", "1"]).stdout(Output::Null);
-    let mut child =
-        Child::spawn(&spec).with_context(|| format!("running {} workload cpu", params.program.display()))?;
+    let spec = ChildSpec::new(&params.program).args(["cpu", "--iterations", "1"]).stdout(Output::Null);
+    let mut child = Child::spawn(&spec).with_context(|| format!("running {} cpu", params.program.display()))?;
     let status = match child.wait_timeout(std::time::Duration::from_secs(30))? {
         Some(r) => r.status,
         None => {
             child.kill()?;
-            anyhow::bail!("{} workload cpu --iterations 1 did not finish in 30 s", params.program.display());
+            anyhow::bail!("{} cpu --iterations 1 did not finish in 30 s", params.program.display());
         }
     };
     if !status.success() {
         schedlab_os::bail_usage!(
-            "{} does not run `workload cpu` ({status:?}): children must exec the schedlab binary",
+            "{} does not run `cpu --iterations 1` ({status:?}): children must exec the schedlab-work binary",
             params.program.display()
         );
     }
     Ok(())
+}
+
+/// The summary's sentence on how the workloads were sized.
+fn sizing(params: &Params) -> String {
+    let mib = params.io_bytes as f64 / (1024.0 * 1024.0);
+    let calibrated = crate::workloads::io::DEFAULT_TOTAL;
+    let io = if params.io_bytes == calibrated {
+        format!(
+            "io copies {mib:.1} MiB in {} B blocks, calibrated to the seed's ≈35–40 ms of system time per io \
+             process (on a 2-core VM, Linux 6.18: docs/policies.md says how to calibrate another host)",
+            params.io_block
+        )
+    } else {
+        format!(
+            "io copies {mib:.2} MiB in {} B blocks ({:.2} × the {:.0} MiB calibrated to the seed's ≈35–40 ms of \
+             system time per io process)",
+            params.io_block,
+            params.io_bytes as f64 / calibrated as f64,
+            calibrated as f64 / (1024.0 * 1024.0)
+        )
+    };
+    format!(
+        "Children exec {} (std only; the `empty` case measures its exec and start-up); {io}; cpu and mixed draw \
+         {} π samples.",
+        params.program.file_name().map_or("the workload program".into(), |f| f.to_string_lossy().into_owned()),
+        params.iterations
+    )
 }
 
 /// Run every case of `params` and build the section.
@@ -115,7 +141,8 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     drop(tracer);
     let predictions = predict::predictions(params, &cases);
 
-    let verdicts = compare::verdicts(&cases);
+    let io_scale = params.io_bytes as f64 / crate::workloads::io::DEFAULT_TOTAL as f64;
+    let verdicts = compare::verdicts(&cases, io_scale);
     let text = table_data::render(&cases, "table_data.txt");
     let seed_cases = crate::seed_data::seed("001_linux_scheduler")["cases"].clone();
     let data = json!({
@@ -124,6 +151,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
         "harness": { "cpus": harness.harness_cpus, "notes": harness.notes },
         "verdicts": verdicts,
         "predictions": predictions.doc,
+        "placement": placement_doc(params),
         "traces": trace_docs,
         "interrupted": interrupted,
     });
@@ -131,21 +159,26 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     figures.extend(trace_figs);
 
     let mut section = Section::new("policies", "001", TITLE);
+    let placement = params.placement();
     section.summary = format!(
-        "{} cases ({} processes × {} × {}), children pinned to CPUs {}, FIFO/RR priority {}. {}",
+        "{} cases ({} processes × {} × {}), {placement}, FIFO/RR priority {}. {} {} {}",
         cases.len(),
         params.procs.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
         params.policies.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","),
         params.workloads.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","),
-        schedlab_os::affinity::format_cpu_list(&params.cpus),
         params.priority,
+        sizing(params),
+        compare::startup_note(&cases),
         harness.notes.join("; ")
     );
     if interrupted {
         section.status = Status::Interrupted;
     }
-    section.tables = vec![compare::comparison_table(&cases), compare::timing_table(&cases)];
-    section.tables.extend(predictions.table);
+    section.tables = vec![compare::comparison_table(&cases, &placement), compare::timing_table(&cases, &placement)];
+    section.tables.extend(predictions.table.map(|t| {
+        let note = format!("{} Setting: {placement}. {}", t.note, compare::startup_note(&cases));
+        t.with_note(note.trim_start().to_string())
+    }));
     section.figures = figures;
     section.verdicts = verdicts;
     section.parameters = serde_json::to_value(params)?;
@@ -153,6 +186,11 @@ pub fn run(params: &Params, progress: &dyn Progress) -> anyhow::Result<RunOutput
     section.files = vec![DataFile::text("table_data.txt", text.clone()), cases_csv(&cases)];
     section.files.extend(trace_texts);
     Ok(RunOutput { section, table_data: text, cases })
+}
+
+/// Where the children ran, for results.json.
+fn placement_doc(params: &Params) -> Value {
+    json!({ "unpinned": params.unpinned, "cpus": params.cpus, "text": params.placement() })
 }
 
 /// Every case as a raw CSV row.
@@ -168,6 +206,7 @@ fn cases_csv(cases: &[CaseResult]) -> DataFile {
         "user_s",
         "total_s",
         "avg_s",
+        "cpu_sd_s",
         "voluntary_ctx",
         "avg_voluntary_ctx",
         "involuntary_ctx",
@@ -194,6 +233,7 @@ fn cases_csv(cases: &[CaseResult]) -> DataFile {
                 format!("{:.6}", c.user_s),
                 format!("{:.6}", c.total_s),
                 format!("{:.6}", c.avg_s),
+                format!("{:.6}", c.cpu_sd_s),
                 c.voluntary_ctx.to_string(),
                 format!("{:.6}", c.avg_voluntary_ctx),
                 c.involuntary_ctx.to_string(),

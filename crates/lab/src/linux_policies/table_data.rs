@@ -90,7 +90,7 @@ mod tests {
             killed: false,
             turnaround_s: 0.1,
         };
-        let cases: Vec<CaseResult> = WorkloadKind::ALL
+        let cases: Vec<CaseResult> = WorkloadKind::SEED
             .iter()
             .map(|&w| {
                 let frame = CaseFrame {
@@ -115,5 +115,12 @@ mod tests {
         assert!(text.contains("User Time:           8.960000          8.960000          8.960000\n"));
         assert!(text.contains("Involuntary\nContext Switches:    2900              2900              2900\n"));
         assert!(text.contains("Average Involuntary\nContext Switches:    29.000000"));
+        // Our `empty` case, when run, is a fourth column after the seed's three.
+        let mut with_empty = cases.clone();
+        let mut e = cases[0].clone();
+        e.workload = WorkloadKind::Empty;
+        with_empty.push(e);
+        let text = render(&with_empty, "results/x");
+        assert!(text.contains("Field                IO                CPU               Mixed             Empty\n"));
     }
 }

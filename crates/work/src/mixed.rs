@@ -1,7 +1,7 @@
 //! Seed 001's rwpi.c: the Monte Carlo π loop, writing a buffer to the output every
 //! `iterations / (total / block)` samples so CPU and IO interleave (mixed).
 
-use rand::{Rng, SeedableRng};
+use crate::cpu::SplitMix64;
 use std::io::Write;
 use std::path::Path;
 
@@ -11,11 +11,11 @@ pub fn pi_and_write(iterations: u64, output: &Path, block: usize, total: u64) ->
     let writes = (total / block.max(1) as u64).max(1);
     let every = (iterations / writes).max(1);
     let buf = vec![b'p'; block.max(1)];
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut rng = SplitMix64::new(1);
     let mut inside = 0u64;
     for i in 0..iterations {
-        let x: f64 = rng.gen();
-        let y: f64 = rng.gen();
+        let x = rng.next_f64();
+        let y = rng.next_f64();
         if x * x + y * y <= 1.0 {
             inside += 1;
         }
