@@ -3,6 +3,8 @@
 //! strings and the table's title in the file's metadata. pyarrow is installed by
 //! scripts/setup.sh; without it the Parquet half fails on CI and is skipped elsewhere.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -44,12 +46,7 @@ fn tables_export_as_tidy_csv_and_parquet_with_the_same_rows() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("1: Policies side by side"));
 
-    let has_pyarrow = Command::new("python3").args(["-c", "import pyarrow"]).status().is_ok_and(|s| s.success());
-    if !schedlab_os::test_gate::require(
-        "reading exported Parquet with pyarrow",
-        has_pyarrow,
-        "python3 cannot import pyarrow (scripts/setup.sh installs it)",
-    ) {
+    if !common::pyarrow::require("reading exported Parquet with pyarrow") {
         return;
     }
     const READ: &str = r#"

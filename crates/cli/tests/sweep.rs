@@ -3,6 +3,8 @@
 //! separate processes and merged equal the whole sweep; the Parquet copy holds the same rows
 //! (read back with pyarrow, which scripts/setup.sh installs); mistakes are usage errors.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -144,12 +146,7 @@ fn shards_in_separate_processes_merge_into_the_whole_sweep() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("missing"));
 
-    let has_pyarrow = Command::new("python3").args(["-c", "import pyarrow"]).status().is_ok_and(|s| s.success());
-    if !schedlab_os::test_gate::require(
-        "reading a sweep's Parquet rows with pyarrow",
-        has_pyarrow,
-        "python3 cannot import pyarrow (scripts/setup.sh installs it)",
-    ) {
+    if !common::pyarrow::require("reading a sweep's Parquet rows with pyarrow") {
         return;
     }
     const READ: &str = "import sys, json, pyarrow.parquet as pq\nt = pq.read_table(sys.argv[1])\n\

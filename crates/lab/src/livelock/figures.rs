@@ -6,7 +6,8 @@ use super::sweep::{Curve, Mode, Point, SweepOutcome};
 use schedlab_report::section::Figure;
 use schedlab_report::svg::{LineChart, Series};
 
-fn series_of(points: &[Point], mode: Mode, strategy: &str, y: impl Fn(&Point) -> f64) -> Vec<(f64, f64)> {
+/// `strategy`'s points of `mode` as (offered rate, `y`), by offered rate.
+pub(super) fn series_of(points: &[Point], mode: Mode, strategy: &str, y: impl Fn(&Point) -> f64) -> Vec<(f64, f64)> {
     let mut v: Vec<(f64, f64)> =
         points.iter().filter(|p| p.mode == mode && p.strategy == strategy).map(|p| (p.offered_pps, y(p))).collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -15,15 +15,9 @@ use schedlab_report::svg::{LineChart, Series};
 /// A strategy keeps up while it delivers at least this share of what is offered.
 const KEEPS_UP: f64 = 0.95;
 
-/// One strategy's live points, by offered rate.
+/// One strategy's live points: (offered, delivered), by offered rate.
 fn curve(points: &[Point], strategy: &str) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| p.mode == Mode::Live && p.strategy == strategy)
-        .map(|p| (p.offered_pps, p.delivered_pps))
-        .collect();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
+    super::figures::series_of(points, Mode::Live, strategy, |p| p.delivered_pps)
 }
 
 /// The highest offered rate up to which every point delivered ≥ 95% of it.

@@ -71,6 +71,17 @@ pub enum Scalar {
     Text(String),
 }
 
+impl Scalar {
+    /// A value as typed on the command line: a whole number, a number, or a word.
+    pub fn parse(text: &str) -> Scalar {
+        match (text.parse::<i64>(), text.parse::<f64>()) {
+            (Ok(i), _) => Scalar::Int(i),
+            (_, Ok(f)) => Scalar::Float(f),
+            _ => Scalar::Text(text.to_string()),
+        }
+    }
+}
+
 impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
@@ -172,7 +183,7 @@ impl Grid {
     }
 
     /// Check the grid whole (every spec, every value) and expand it into its points.
-    /// `workload_cpus` gives, per workload file, the check that it fits a CPU count.
+    /// `workload_fits(file, cpus)` checks that the grid's `file`-th workload fits `cpus` CPUs.
     pub fn expand(&self, workload_fits: &dyn Fn(usize, usize) -> Result<()>) -> Result<Vec<Point>> {
         if self.policies.is_empty() {
             bail!("a grid needs at least one policy");
@@ -198,19 +209,18 @@ impl Grid {
         }
         let mut points = Vec::with_capacity(count);
         for source in &sources {
+            let generator = match source {
+                Source::Generated { spec, .. } => Some(generate::parse(spec)?),
+                Source::File { .. } => None,
+            };
             for &cpus in &self.cpus {
                 if let Source::File { index, .. } = source {
                     workload_fits(*index, cpus)?;
                 }
+                // Rounded to 1e-9 so 0.6 is not printed 0.6000000000000001.
+                let load = generator.as_ref().map(|g| (g.offered_load(cpus) * 1e9).round() / 1e9);
                 for &switch_cost_ns in &costs {
                     for policy in &self.policies {
-                        let load = match source {
-                            // Rounded to 1e-9 so 0.6 is not printed 0.6000000000000001.
-                            Source::Generated { spec, .. } => {
-                                Some((generate::parse(spec)?.offered_load(cpus) * 1e9).round() / 1e9)
-                            }
-                            Source::File { .. } => None,
-                        };
                         points.push(Point {
                             index: points.len(),
                             policy: policy.clone(),

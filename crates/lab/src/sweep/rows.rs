@@ -172,7 +172,7 @@ pub fn sorted(mut t: TidyTable) -> TidyTable {
     t
 }
 
-/// Write `t` to `path` through a temporary file and a rename, so a reader never sees half.
+/// Write `bytes` to `path` through a temporary file and a rename, so a reader never sees half.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;

@@ -8,6 +8,7 @@ use schedlab_report::stats::MeanCi;
 use schedlab_report::svg::{LineChart, Series};
 use schedlab_report::tidy::TidyTable;
 use schedlab_sim::policies::spec::parse_time;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// The most figures a summary draws (the tables hold every group).
@@ -67,8 +68,29 @@ type Line = BTreeMap<String, Vec<(f64, MeanCi)>>;
 /// The samples of one metric: facet → policy → x (by its bits) → (x, one value per seed).
 type Samples = BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>>;
 
-/// The summary tables and figures of `rows` for `metrics`.
-pub fn build(rows: &TidyTable, vary: &[String], axis: &Axis, metrics: &[String]) -> (Vec<Table>, Vec<Figure>, usize) {
+/// A sweep's summary.
+pub struct Summary {
+    /// One table per metric.
+    pub tables: Vec<Table>,
+    /// One figure per metric and facet, the first [`MAX_FIGURES`] of them.
+    pub figures: Vec<Figure>,
+    /// How many figures there would be without the cap.
+    pub figures_wanted: usize,
+    /// Per metric, the tables' rows as JSON objects, numbers unrounded.
+    pub records: serde_json::Map<String, Value>,
+}
+
+/// A cell as JSON: a whole number, a number, or text.
+fn cell_json(cell: &str) -> Value {
+    match (cell.parse::<i64>(), cell.parse::<f64>()) {
+        (Ok(i), _) => json!(i),
+        (_, Ok(x)) => json!(x),
+        _ => json!(cell),
+    }
+}
+
+/// The summary tables, figures and records of `rows` for `metrics`.
+pub fn build(rows: &TidyTable, vary: &[String], axis: &Axis, metrics: &[String]) -> Summary {
     let col = |name: &str| rows.columns.iter().position(|c| c == name);
     let facet_cols: Vec<String> = ["cpus", "switch_cost_ns"]
         .iter()
@@ -77,39 +99,40 @@ pub fn build(rows: &TidyTable, vary: &[String], axis: &Axis, metrics: &[String])
         .collect();
     let facet_idx: Vec<usize> = facet_cols.iter().filter_map(|c| col(c)).collect();
     let (policy, x_col) = (col("policy").unwrap_or(1), col(if axis.as_load { "load" } else { &axis.key }));
-    let x_of = |r: &[String], i: usize| match x_col {
-        Some(j) => x_value(&r[j]),
-        None => (i + 1) as f64,
-    };
-    let mut tables = vec![];
-    let mut figures = vec![];
-    let mut groups_total = 0;
+    // Each row's x: its column's value, or (workload files) the file's place in the grid.
+    let workload_col = col("workload").unwrap_or(2);
+    let mut file_order: Vec<&str> = vec![];
+    let xs: Vec<f64> = rows
+        .rows
+        .iter()
+        .map(|r| match x_col {
+            Some(j) => x_value(&r[j]),
+            None => {
+                let w = r[workload_col].as_str();
+                let pos = file_order.iter().position(|f| *f == w).unwrap_or_else(|| {
+                    file_order.push(w);
+                    file_order.len() - 1
+                });
+                (pos + 1) as f64
+            }
+        })
+        .collect();
+    let x_name = if axis.as_load { "load".to_string() } else { axis.key.clone() };
+    let mut out = Summary { tables: vec![], figures: vec![], figures_wanted: 0, records: serde_json::Map::new() };
     for metric in metrics {
         let Some(m) = col(metric) else { continue };
-        // facet → policy → x → samples over seeds
         let mut samples = Samples::new();
-        let workload_col = col("workload").unwrap_or(2);
-        let mut file_order: Vec<String> = vec![];
-        for r in &rows.rows {
+        for (r, &x) in rows.rows.iter().zip(&xs) {
             let facet: Vec<String> = facet_idx.iter().map(|&j| r[j].clone()).collect();
-            let file_pos = match file_order.iter().position(|w| *w == r[workload_col]) {
-                Some(p) => p,
-                None => {
-                    file_order.push(r[workload_col].clone());
-                    file_order.len() - 1
-                }
-            };
-            let x = x_of(r, file_pos);
             let v: f64 = r[m].parse().unwrap_or(f64::NAN);
             let e = samples.entry(facet).or_default().entry(r[policy].clone()).or_default();
             e.entry(x.to_bits()).or_insert((x, vec![])).1.push(v);
         }
+        let (mean_col, ci_col) = (format!("{metric}_mean"), format!("{metric}_ci95"));
         let mut cols: Vec<&str> = facet_cols.iter().map(String::as_str).collect();
-        let x_name = if axis.as_load { "load".to_string() } else { axis.key.clone() };
-        let mean_col = format!("{metric}_mean");
-        let ci_col = format!("{metric}_ci95");
         cols.extend(["policy", x_name.as_str(), "seeds", mean_col.as_str(), ci_col.as_str()]);
         let mut t = Table::new(format!("{metric}: mean and 95% interval over the seeds"), &cols);
+        let mut records = vec![];
         for (facet, by_policy) in &samples {
             let mut lines: Line = BTreeMap::new();
             for (pol, by_x) in by_policy {
@@ -125,19 +148,29 @@ pub fn build(rows: &TidyTable, vary: &[String], axis: &Axis, metrics: &[String])
                         format!("{:.4}", mc.ci95),
                     ]);
                     t.row(row);
+                    let mut rec: serde_json::Map<String, Value> =
+                        facet_cols.iter().zip(facet).map(|(c, v)| (c.clone(), cell_json(v))).collect();
+                    rec.insert("policy".into(), json!(pol));
+                    rec.insert(x_name.clone(), json!(x));
+                    rec.insert("seeds".into(), json!(mc.n));
+                    rec.insert(mean_col.clone(), json!(mc.mean));
+                    rec.insert(ci_col.clone(), json!(mc.ci95));
+                    records.push(Value::Object(rec));
                 }
                 lines.insert(pol.clone(), pts);
             }
-            groups_total += 1;
-            if figures.len() < MAX_FIGURES {
-                figures.push(figure(metric, axis, &facet_cols, facet, &lines, figures.len()));
+            out.figures_wanted += 1;
+            if out.figures.len() < MAX_FIGURES {
+                let n = out.figures.len();
+                out.figures.push(figure(metric, axis, &facet_cols, facet, &lines, n));
             }
         }
         t.note = "ci95: the half-width of the 95% interval of the mean over the seeds (Student's t); 0 with one seed."
             .into();
-        tables.push(t);
+        out.tables.push(t);
+        out.records.insert(metric.clone(), Value::Array(records));
     }
-    (tables, figures, groups_total)
+    out
 }
 
 fn figure(metric: &str, axis: &Axis, facet_cols: &[String], facet: &[String], lines: &Line, n: usize) -> Figure {
@@ -193,15 +226,20 @@ mod tests {
         let vary = BTreeMap::from([("rate".to_string(), 2)]);
         let axis = Axis::choose(&vary, None).unwrap();
         assert!(axis.as_load);
-        let (tables, figures, groups) = build(&rows(), &["rate".into()], &axis, &["avg_turnaround_ms".into()]);
-        assert_eq!((tables.len(), figures.len(), groups), (1, 1, 1));
-        let t = &tables[0];
+        let sum = build(&rows(), &["rate".into()], &axis, &["avg_turnaround_ms".into()]);
+        assert_eq!((sum.tables.len(), sum.figures.len(), sum.figures_wanted), (1, 1, 1));
+        let (t, figures) = (&sum.tables[0], &sum.figures);
         assert_eq!(t.rows.len(), 4, "2 policies × 2 loads");
         // fcfs at load 0.5: 5 + seed over seeds 1, 2, 3 → mean 7, sd 1, t(2) = 4.303 → ci 4.303/√3.
         let row = t.rows.iter().find(|r| r[2] == "fcfs" && r[3] == "0.5").unwrap();
         assert_eq!((row[4].as_str(), row[5].as_str()), ("3", "7.0000"));
         assert!((row[6].parse::<f64>().unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-4);
         assert!(figures[0].svg.contains("<polygon"), "the interval is shaded");
+        // The records hold the same numbers unrounded, whole numbers as integers.
+        let rec = sum.records["avg_turnaround_ms"].as_array().unwrap();
+        let fcfs = rec.iter().find(|r| r["policy"] == "fcfs" && r["load"] == 0.5).unwrap();
+        assert_eq!((fcfs["cpus"].as_i64(), fcfs["seeds"].as_u64()), (Some(1), Some(3)));
+        assert!((fcfs["avg_turnaround_ms_mean"].as_f64().unwrap() - 7.0).abs() < 1e-12);
         assert!(Axis::choose(&vary, Some("nosuch")).is_err());
     }
 }

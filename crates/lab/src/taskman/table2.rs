@@ -247,36 +247,24 @@ pub fn verdicts(b: &BenchResult, q: Option<&QueueBench>) -> Vec<Verdict> {
         Some(b.cell(config, 1, load)?.samples.iter().map(|s| s.time_s).collect())
     };
     let line = |xs: Vec<f64>| -> Vec<f64> { xs.iter().map(|t| 1.10 * t).collect() };
-    if let (Some(r), Some(with), Some(base)) =
-        (ratio(b, Config::C, 1, Load::Load1), times(Config::C, Load::Load1), times(Config::C, Load::None))
-    {
-        let mut m = judge::less(
-            ClaimKind::SeedClaim,
-            "Under load, C's run time barely changes (C1T load 1 within 10% of no load)",
-            ("C1T load 1", &with),
-            ("1.10 × C1T no load", &line(base)),
-            " s",
-        );
+    // (config, its name, the claim, whether the claim is that it slows down)
+    let claims = [
+        (Config::C, "C", "Under load, C's run time barely changes (C1T load 1 within 10% of no load)", false),
+        (Config::D, "D", "Under load, D slows down (D1T load 1 more than 10% slower than no load)", true),
+    ];
+    for (config, name, claim, slows) in claims {
+        let (Some(r), Some(with), Some(base)) =
+            (ratio(b, config, 1, Load::Load1), times(config, Load::Load1), times(config, Load::None))
+        else {
+            continue;
+        };
+        let loaded = (format!("{name}1T load 1"), with);
+        let limit = (format!("1.10 × {name}1T no load"), line(base));
+        let (a, z) = if slows { (&limit, &loaded) } else { (&loaded, &limit) };
+        let mut m = judge::less(ClaimKind::SeedClaim, claim, (&a.0, &a.1), (&z.0, &z.1), " s");
         m.detail = format!(
-            "C1T load 1 / no load = {r:.3} (seed {:.3}); per run: {}",
-            seed_ratio(Config::C, 1, Load::Load1).unwrap_or(f64::NAN),
-            m.detail
-        );
-        v.push(m);
-    }
-    if let (Some(r), Some(with), Some(base)) =
-        (ratio(b, Config::D, 1, Load::Load1), times(Config::D, Load::Load1), times(Config::D, Load::None))
-    {
-        let mut m = judge::less(
-            ClaimKind::SeedClaim,
-            "Under load, D slows down (D1T load 1 more than 10% slower than no load)",
-            ("1.10 × D1T no load", &line(base)),
-            ("D1T load 1", &with),
-            " s",
-        );
-        m.detail = format!(
-            "D1T load 1 / no load = {r:.3} (seed {:.3}); per run: {}",
-            seed_ratio(Config::D, 1, Load::Load1).unwrap_or(f64::NAN),
+            "{name}1T load 1 / no load = {r:.3} (seed {:.3}); per run: {}",
+            seed_ratio(config, 1, Load::Load1).unwrap_or(f64::NAN),
             m.detail
         );
         v.push(m);

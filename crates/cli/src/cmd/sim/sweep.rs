@@ -216,7 +216,7 @@ fn grid_of(a: &SweepArgs) -> Result<Grid> {
             let Some((key, values)) = v.split_once('=') else {
                 schedlab_os::bail_usage!("--vary '{v}': write KEY=V1,V2,… (e.g. rate=50,100,150)");
             };
-            g.vary.insert(key.trim().to_string(), values.split(',').map(|x| scalar(x.trim())).collect());
+            g.vary.insert(key.trim().to_string(), values.split(',').map(|x| Scalar::parse(x.trim())).collect());
         }
     }
     if !a.cpus.is_empty() {
@@ -246,14 +246,6 @@ fn grid_of(a: &SweepArgs) -> Result<Grid> {
     Ok(g)
 }
 
-fn scalar(text: &str) -> Scalar {
-    match (text.parse::<i64>(), text.parse::<f64>()) {
-        (Ok(i), _) => Scalar::Int(i),
-        (_, Ok(f)) => Scalar::Float(f),
-        _ => Scalar::Text(text.to_string()),
-    }
-}
-
 fn progress_bar(total: usize) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);
     if !std::io::stderr().is_terminal() {
@@ -278,7 +270,7 @@ fn summary_section(
     let counts: BTreeMap<String, usize> = grid.vary.iter().map(|(k, v)| (k.clone(), v.len())).collect();
     let axis = summary::Axis::choose(&counts, a.x.as_deref()).map_err(schedlab_os::usage::UsageError)?;
     let vary: Vec<String> = grid.vary.keys().cloned().collect();
-    let (tables, figures, groups) = summary::build(rows, &vary, &axis, metrics);
+    let sum = summary::build(rows, &vary, &axis, metrics);
     let mut s = Section::new("sim-sweep", "003", "Simulator sweep");
     s.summary = format!(
         "{} points: {} policies × {} workload(s) × {} CPU count(s) × {} switch cost(s). Rows in {} (rows.csv, rows.parquet).{}",
@@ -288,30 +280,15 @@ fn summary_section(
         grid.cpus.len(),
         grid.switch_cost.len(),
         dir.display(),
-        if groups > summary::MAX_FIGURES { format!(" Figures for the first {} of {groups} facets.", summary::MAX_FIGURES) } else { String::new() }
+        if sum.figures_wanted > summary::MAX_FIGURES {
+            format!(" Figures for the first {} of {} facets.", summary::MAX_FIGURES, sum.figures_wanted)
+        } else {
+            String::new()
+        }
     );
-    let mut summaries = serde_json::Map::new();
-    for (metric, t) in metrics.iter().zip(&tables) {
-        let records: Vec<serde_json::Value> = t
-            .rows
-            .iter()
-            .map(|r| {
-                let cells = t.columns.iter().zip(r).map(|(c, v)| {
-                    let value = match (v.parse::<i64>(), v.parse::<f64>()) {
-                        (Ok(i), _) => json!(i),
-                        (_, Ok(x)) => json!(x),
-                        _ => json!(v),
-                    };
-                    (c.clone(), value)
-                });
-                serde_json::Value::Object(cells.collect())
-            })
-            .collect();
-        summaries.insert(metric.clone(), json!(records));
-    }
-    s.results = json!({"points": rows.rows.len(), "rows_csv": dir.join("rows.csv"), "rows_parquet": dir.join("rows.parquet"), "summary": summaries});
-    s.tables = tables;
-    s.figures = figures;
+    s.results = json!({"points": rows.rows.len(), "rows_csv": dir.join("rows.csv"), "rows_parquet": dir.join("rows.parquet"), "summary": sum.records});
+    s.tables = sum.tables;
+    s.figures = sum.figures;
     s.parameters = json!({"grid": grid, "dir": dir, "metrics": metrics, "x": axis.key, "run": extra});
     s.files.push(DataFile::text("grid.json", serde_json::to_string_pretty(grid)?));
     Ok(s)
