@@ -10,6 +10,8 @@
 //! - [`compare`]: two timelines over a window: CPU shares, switch rates, wake-up latency
 //!   percentiles and how often both run the same task on the same CPU.
 //! - [`render`]: a timeline (or a simulator run) as tracefs text.
+//! - [`tick_phase`]: where the scheduler tick falls on a trace's clock, so a replay's ticks
+//!   fall where the kernel's did.
 //!
 //! This crate never calls the operating system.
 
@@ -22,6 +24,7 @@ pub mod import;
 pub mod meta;
 pub mod parse;
 pub mod render;
+pub mod tick_phase;
 pub mod timeline;
 
 pub use compare::{compare, CompareOptions, Comparison};
@@ -31,4 +34,5 @@ pub use import::{import, ImportOptions, ImportReport, Imported, Select};
 pub use meta::{SchedPolicy, TaskMeta, TraceMeta};
 pub use parse::{parse, Format, ParseStats, Parsed};
 pub use render::{render, render_sim, RenderOptions};
+pub use tick_phase::{tick_phase, TickPhase};
 pub use timeline::{BlockedSpan, TaskTimeline, Timeline, Waker};

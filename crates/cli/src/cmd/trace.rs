@@ -99,6 +99,11 @@ struct ImportArgs {
     /// Start each task at its exec (drop what its launcher did before).
     #[arg(long)]
     start_at_exec: bool,
+    /// Put workload time 0 on the kernel's tick of this period (4ms at HZ=250), found from the
+    /// trace's tick pre-emptions, so `sim run --tick` replays with its ticks where the kernel's
+    /// were. When the trace shows no tick, time 0 stays at the first task's start (said).
+    #[arg(long, value_name = "PERIOD", value_parser = crate::units::positive_duration)]
+    align_tick: Option<std::time::Duration>,
     /// Also write the workload (JSON, ms) to this file.
     #[arg(long, value_name = "FILE", value_parser = crate::paths::writable_file)]
     workload_out: Option<PathBuf>,
@@ -142,6 +147,7 @@ pub fn run(args: Args) -> Result<()> {
                 meta: a.meta,
                 select,
                 start_at_exec: a.start_at_exec,
+                align_tick_ns: a.align_tick.map(|d| d.as_nanos() as u64),
             };
             let s = output::emit(import::import_file(&req)?, &a.output, &host)?;
             write_trace_out(&s, a.trace_out.as_deref(), !a.output.for_people())?;

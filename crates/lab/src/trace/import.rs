@@ -18,6 +18,8 @@ pub struct ImportRequest {
     pub meta: Option<PathBuf>,
     pub select: Select,
     pub start_at_exec: bool,
+    /// The kernel's tick period to put workload time 0 on (see [`ImportOptions::align_tick`]).
+    pub align_tick_ns: Option<u64>,
 }
 
 /// Import the trace; the section's files are `workload.json` and the import report.
@@ -37,6 +39,7 @@ pub fn import_file(req: &ImportRequest) -> Result<Section> {
     let opts = ImportOptions {
         select: req.select.clone(),
         start_at_exec: req.start_at_exec,
+        align_tick: req.align_tick_ns,
         meta,
         ..ImportOptions::new(req.select.clone())
     };
@@ -55,6 +58,21 @@ pub fn import_file(req: &ImportRequest) -> Result<Section> {
         w.cpus.unwrap_or(tl.cpus),
         imported.report.notes.len()
     );
+    if let Some(tick) = req.align_tick_ns {
+        s.summary.push_str(&match imported.report.tick_phase {
+            Some(p) => format!(
+                " Time 0 is on the kernel's tick: {:.3} ms ticks fall {:.0} µs past each multiple of the period on the trace clock ({} of {} long-run pre-emptions there).",
+                tick as f64 / 1e6,
+                p.phase_ns as f64 / 1e3,
+                p.samples,
+                p.preemptions
+            ),
+            None => format!(
+                " The trace shows no {:.3} ms tick (too few long runs pre-empted at one phase): time 0 is the first task's start, not a tick.",
+                tick as f64 / 1e6
+            ),
+        });
+    }
     let mut t = Table::new("Imported tasks", &["pid", "name", "arrival ms", "CPU ms", "bursts", "class", "nice/prio"]);
     for (spec, it) in w.tasks.iter().zip(&imported.report.tasks) {
         t.row(vec![
@@ -89,6 +107,7 @@ pub fn import_file(req: &ImportRequest) -> Result<Section> {
         "meta": req.meta,
         "select": req.select,
         "start_at_exec": req.start_at_exec,
+        "align_tick_ns": req.align_tick_ns,
     });
     s.results = json!({ "parse": stats, "report": imported.report, "workload": serde_json::from_str::<serde_json::Value>(&w.to_json_string())? });
     Ok(s)

@@ -50,6 +50,8 @@ pub struct CaseRun {
     pub anomalies: usize,
     /// Tasks whose demand the replay left open (CPU hogs).
     pub open: Vec<String>,
+    /// Where the live tick fell (the replays' ticks are put there), when the trace shows it.
+    pub tick_phase: Option<schedlab_trace::TickPhase>,
     /// Everything else the kernel ran on the case's CPUs in the window (kernel threads, this
     /// controller, other programs): what the models do not see.
     pub interference: Interference,
@@ -162,6 +164,7 @@ pub fn run_case(
         release_ns: run.release_ns,
         end_ns: run.end_ns,
         cpus: &host_cpus,
+        tick_ns: models.iter().find_map(|m| m.tick),
     };
     let replay = replay::workload(&trace);
     let start = run.release_ns + plan.warmup_ns;
@@ -172,7 +175,7 @@ pub fn run_case(
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let result = replay::simulate_under(&replay, m).map_err(|e| anyhow::anyhow!("model {}: {e}", m.spec))?;
-        let sim = on_case_cpus(&replay::timeline(&replay, &trace, &result), &host_cpus);
+        let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
         let mut comparison = compare(&live_on_case, &sim, &opts);
         for t in &mut comparison.tasks {
             if let Some(n) = label.get(&t.pid) {
@@ -190,6 +193,7 @@ pub fn run_case(
         anomalies: tl.anomalies.len(),
         interference: interference(&live_on_case, &trace.pids(), case.cpus, start, run.end_ns),
         open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
+        tick_phase: replay.tick_phase,
         import_notes: replay.imported.report.notes,
         models: model_runs,
         live: live_on_case,

@@ -12,13 +12,19 @@
 //! programs) is replayed too, pinned to the CPUs it ran on, with the bursts and blocked times
 //! it had: the kernel scheduled the case's tasks around it, so the model must as well. Only the
 //! case's tasks are judged.
+//!
+//! Workload time 0 is put on a tick of the live kernel ([`schedlab_trace::tick_phase`]), at or
+//! before the release: the model's ticks then fall where the kernel's did. Which task a tick
+//! ends and whether a wake-up comes before or after it follow from that phase, and a replay
+//! with its ticks elsewhere can settle into another steady pattern than the kernel did (a hog
+//! beside a ping-pong pair switching at every tick or at every other).
 
 use crate::simstudy::compare::TickChoice;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::workload::Workload;
 use schedlab_sim::Dur;
-use schedlab_trace::{import, FromSimOptions, ImportOptions, Imported, Pid, Select, Timeline, TraceMeta};
+use schedlab_trace::{import, FromSimOptions, ImportOptions, Imported, Pid, Select, TickPhase, Timeline, TraceMeta};
 use std::collections::BTreeSet;
 
 /// The live run a replay starts from.
@@ -32,6 +38,8 @@ pub struct LiveTrace<'a> {
     pub end_ns: u64,
     /// The host CPUs the case runs on.
     pub cpus: &'a [usize],
+    /// The host's scheduler tick (ns), if the models run with one.
+    pub tick_ns: Option<u64>,
 }
 
 impl LiveTrace<'_> {
@@ -65,21 +73,27 @@ pub struct Replay {
     pub open: Vec<Pid>,
     /// The simulation stops here (workload time).
     pub horizon_ns: u64,
+    /// Trace time of workload time 0: the release, or the live tick at or before it.
+    pub t0_ns: u64,
+    /// The live tick's phase, when the trace shows it.
+    pub tick_phase: Option<TickPhase>,
 }
 
 /// Import the case's tasks and everything else that ran on its CPUs from `live`, workload time
-/// 0 at the release.
+/// 0 at the release or at the live tick just before it.
 pub fn workload(live: &LiveTrace) -> Replay {
     let mut all = live.pids();
     let others = live.others(&all);
     all.extend(others.iter().map(|(p, _)| *p));
     let mut opts = ImportOptions::new(Select::Pids(all));
     opts.t0 = Some(live.release_ns);
+    opts.align_tick = live.tick_ns;
     opts.not_before = Some(live.release_ns);
     opts.start_at_exec = true;
     opts.meta = Some(live.meta.clone());
     let mut imported = import(live.timeline, &opts);
-    let horizon_ns = live.end_ns.saturating_sub(live.release_ns);
+    let (t0_ns, tick_phase) = (imported.report.t0, imported.report.tick_phase);
+    let horizon_ns = live.end_ns.saturating_sub(t0_ns);
     let mut open = Vec::new();
     for (task, pid) in imported.workload.tasks.iter_mut().zip(imported.report.pids()) {
         if let Some((_, cpus)) = others.iter().find(|(p, _)| *p == pid) {
@@ -94,7 +108,7 @@ pub fn workload(live: &LiveTrace) -> Replay {
             open.push(pid);
         }
     }
-    Replay { imported, open, horizon_ns }
+    Replay { imported, open, horizon_ns, t0_ns, tick_phase }
 }
 
 /// One model of the comparison.
@@ -161,8 +175,8 @@ pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecE
 }
 
 /// The simulated run as a timeline on the live trace's clock and pids.
-pub fn timeline(replay: &Replay, live: &LiveTrace, result: &SimResult) -> Timeline {
-    let opts = FromSimOptions { offset: live.release_ns, pids: Some(replay.imported.report.pids()) };
+pub fn timeline(replay: &Replay, result: &SimResult) -> Timeline {
+    let opts = FromSimOptions { offset: replay.t0_ns, pids: Some(replay.imported.report.pids()) };
     schedlab_trace::timeline_from_sim(result, &replay.imported.workload, &opts)
 }
 
@@ -197,8 +211,15 @@ mod tests {
     fn hogs_are_opened_and_sleepers_kept() {
         let (tl, meta) = synthetic();
         let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
-        let live =
-            LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: 105 * MS, cpus: &[0] };
+        let live = LiveTrace {
+            timeline: &tl,
+            meta: &meta,
+            roots: &roots,
+            release_ns: 5 * MS,
+            end_ns: 105 * MS,
+            cpus: &[0],
+            tick_ns: None,
+        };
         let r = workload(&live);
         assert_eq!(r.open, vec![roots[0]]);
         assert_eq!(r.horizon_ns, 100 * MS);
@@ -212,13 +233,20 @@ mod tests {
     fn a_replay_under_the_generating_policy_gives_the_live_timeline_back() {
         let (tl, meta) = synthetic();
         let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
-        let live =
-            LiveTrace { timeline: &tl, meta: &meta, roots: &roots, release_ns: 5 * MS, end_ns: tl.end, cpus: &[0] };
+        let live = LiveTrace {
+            timeline: &tl,
+            meta: &meta,
+            roots: &roots,
+            release_ns: 5 * MS,
+            end_ns: tl.end,
+            cpus: &[0],
+            tick_ns: None,
+        };
         let r = workload(&live);
         let window =
             schedlab_trace::CompareOptions { start: 10 * MS, end: tl.end, cpus: Some(1), pids: Some(live.pids()) };
         let model = Model::new("rr", "rr:quantum=4ms".into(), None);
-        let sim = timeline(&r, &live, &simulate_under(&r, &model).unwrap());
+        let sim = timeline(&r, &simulate_under(&r, &model).unwrap());
         let c = schedlab_trace::compare(&tl, &sim, &window);
         assert!(c.same_task > 0.999, "same task {:.4}", c.same_task);
         for t in &c.tasks {
@@ -226,11 +254,43 @@ mod tests {
             assert_eq!(t.a.switch_ins, t.b.switch_ins, "{}", t.name);
         }
         let other = Model::new("fcfs", "fcfs".into(), None);
-        let fcfs = timeline(&r, &live, &simulate_under(&r, &other).unwrap());
+        let fcfs = timeline(&r, &simulate_under(&r, &other).unwrap());
         let c = schedlab_trace::compare(&tl, &fcfs, &window);
         assert!(c.same_task < 0.8, "first come first served runs the hog throughout: {:.4}", c.same_task);
         let sleeper = c.tasks.iter().find(|t| t.name == "sleeper").unwrap();
         assert_eq!((sleeper.b.cpu_ns, sleeper.a.cpu_ns), (0, 7 * MS), "the open hog starves the sleeper under fcfs");
+    }
+
+    #[test]
+    fn time_zero_goes_on_the_live_tick() {
+        // Two hogs taking 4 ms turns from 5 ms on the trace clock: every turn ends at 1 ms past
+        // a multiple of 4 ms, as a 4 ms tick at that phase would end it.
+        let w = Workload {
+            cpus: Some(1),
+            tasks: vec![TaskSpec::cpu("a", 0, 1_000 * MS), TaskSpec::cpu("b", 0, 1_000 * MS)],
+        };
+        let mut rr = by_spec("rr:quantum=4ms").unwrap();
+        let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
+        let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
+        let (tl, _) = Timeline::from_text(&text, None);
+        let meta = TraceMeta { cpus: Some(1), ..TraceMeta::default() };
+        let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
+        let live = LiveTrace {
+            timeline: &tl,
+            meta: &meta,
+            roots: &roots,
+            release_ns: 7 * MS + 300_000,
+            end_ns: 105 * MS,
+            cpus: &[0],
+            tick_ns: Some(4 * MS),
+        };
+        let replay = workload(&live);
+        let phase = replay.tick_phase.expect("the turns end on a 4 ms grid");
+        assert_eq!((phase.phase_ns, phase.tick_ns), (MS, 4 * MS));
+        assert_eq!(replay.t0_ns, 5 * MS, "the tick at or before the release");
+        assert_eq!(replay.horizon_ns, 100 * MS);
+        let untimed = workload(&LiveTrace { tick_ns: None, ..live });
+        assert_eq!((untimed.t0_ns, untimed.tick_phase), (7 * MS + 300_000, None));
     }
 
     #[test]

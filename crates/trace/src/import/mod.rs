@@ -16,6 +16,7 @@ mod wakes;
 
 use crate::event::{Pid, PrioClass};
 use crate::meta::{SchedPolicy, TraceMeta};
+use crate::tick_phase::{tick_phase, TickPhase};
 use crate::timeline::{EndState, TaskTimeline, Timeline};
 use bursts::{bursts_of, Bursts};
 use schedlab_sim::workload::{BurstPoint, TaskSpec, Workload};
@@ -53,6 +54,10 @@ pub struct ImportOptions {
     /// Start no task's import before this trace time: what a task did before is dropped, and
     /// one blocked then starts at its wake-up.
     pub not_before: Option<u64>,
+    /// The kernel's tick period (ns): put workload time 0 on the trace's tick at or before t0
+    /// ([`crate::tick_phase`]), so a replay with this tick has its ticks where the kernel's were.
+    /// Left at t0 when the trace shows no tick.
+    pub align_tick: Option<u64>,
 }
 
 impl ImportOptions {
@@ -65,6 +70,7 @@ impl ImportOptions {
             meta: None,
             wake_edges: true,
             not_before: None,
+            align_tick: None,
         }
     }
 }
@@ -150,6 +156,9 @@ pub struct ImportedTask {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportReport {
     pub t0: u64,
+    /// The tick t0 was put on ([`ImportOptions::align_tick`]), when the trace shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_phase: Option<TickPhase>,
     /// In workload order.
     pub tasks: Vec<ImportedTask>,
     pub notes: Vec<Note>,
@@ -454,6 +463,8 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
     }
     pending.sort_by_key(|p| (p.start, p.pid));
     let t0 = opts.t0.or(pending.first().map(|p| p.start)).unwrap_or(tl.start);
+    let tick_phase = opts.align_tick.and_then(|tick| tick_phase(tl, tick));
+    let t0 = tick_phase.map_or(t0, |p| p.tick_at_or_before(t0));
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for p in &pending {
         *count.entry(p.comm.as_str()).or_default() += 1;
@@ -507,7 +518,10 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         });
     }
     notes.sort_by_key(|n| (n.pid, n.kind));
-    Imported { workload: Workload { cpus: Some(cpus), tasks }, report: ImportReport { t0, tasks: report_tasks, notes } }
+    Imported {
+        workload: Workload { cpus: Some(cpus), tasks },
+        report: ImportReport { t0, tick_phase, tasks: report_tasks, notes },
+    }
 }
 
 #[cfg(test)]
