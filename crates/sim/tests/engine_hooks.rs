@@ -56,7 +56,7 @@ fn a_read_of_its_cpu_clock_ends_an_expired_slice_before_the_tick() {
 fn a_wake_up_onto_an_idle_cpu_waits_for_it_and_a_pre_empting_one_lets_the_victim_run_on() {
     const US: u64 = 1_000;
     let cfg = SimConfig {
-        wake: WakeDelays { idle: 10 * US, preempt: 7 * US, ..WakeDelays::default() },
+        wake: WakeDelays { idle: (10 * US).into(), preempt: (7 * US).into(), ..WakeDelays::default() },
         ..SimConfig::default()
     };
     // Alone: it wakes at 3 ms onto its idle CPU and starts 10 µs later; its first start (an
@@ -140,7 +140,10 @@ fn a_wake_up_partway_through_a_burst_pre_empts_after_the_wakers_delay() {
     woken.bursts = vec![1, 0, MS];
     woken.until_woken = vec![0];
     let w = Workload { cpus: Some(1), tasks: vec![waker, woken] };
-    let cfg = SimConfig { wake: WakeDelays { task_preempt: 5 * US, ..WakeDelays::default() }, ..SimConfig::default() };
+    let cfg = SimConfig {
+        wake: WakeDelays { task_preempt: (5 * US).into(), ..WakeDelays::default() },
+        ..SimConfig::default()
+    };
     let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &cfg);
     let runs: Vec<(TaskId, u64, u64)> = r.slices.iter().map(|s| (s.task, s.start, s.end)).collect();
     // The woken task's first 1 ns burst runs first (it has the higher priority).
@@ -152,7 +155,7 @@ fn a_wake_up_partway_through_a_burst_pre_empts_after_the_wakers_delay() {
     let w2 = Workload { cpus: Some(2), ..w };
     let cfg = SimConfig {
         cpus: 2,
-        wake: WakeDelays { remote_idle: 50 * US, ..WakeDelays::default() },
+        wake: WakeDelays { remote_idle: (50 * US).into(), ..WakeDelays::default() },
         ..SimConfig::default()
     };
     let r = simulate(&w2, by_spec("prio-preempt").unwrap().as_mut(), &cfg);

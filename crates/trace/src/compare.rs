@@ -113,13 +113,19 @@ pub fn median_on_grid(sorted: &[u64], grid: u64) -> Option<u64> {
     if grid <= 1 {
         return percentile(sorted, 50.0);
     }
-    let half = sorted.len() as f64 / 2.0;
+    quantile_on_grid(sorted, grid, 0.5)
+}
+
+/// The quantile `q` (0 < q < 1) of samples on a `grid`, interpolated in its group as
+/// [`median_on_grid`] does (the quantile of grouped data).
+pub fn quantile_on_grid(sorted: &[u64], grid: u64, q: f64) -> Option<u64> {
+    let at = sorted.len() as f64 * q;
     let mut below = 0usize;
     for group in sorted.chunk_by(|a, b| a == b) {
         let n = group.len();
-        if (below + n) as f64 >= half {
+        if (below + n) as f64 >= at {
             let low = group[0] as f64 - grid as f64 / 2.0;
-            return Some((low + (half - below as f64) / n as f64 * grid as f64).max(0.0).round() as u64);
+            return Some((low + (at - below as f64) / n as f64 * grid as f64).max(0.0).round() as u64);
         }
         below += n;
     }
@@ -260,6 +266,11 @@ mod tests {
         // Exact times (grid 1) keep the nearest-rank median; nothing gives none.
         assert_eq!(median_on_grid(&[2000, 2500, 3000], 1), Some(2500));
         assert_eq!(median_on_grid(&[], 1000), None);
+        // 6, 7, 8 and 9 µs ten times each stand for a spread even over [5.5, 9.5) µs.
+        let even: Vec<u64> = [6000, 7000, 8000, 9000].iter().flat_map(|&v| [v; 10]).collect();
+        assert_eq!(quantile_on_grid(&even, 1000, 0.25), Some(6500));
+        assert_eq!(quantile_on_grid(&even, 1000, 0.5), Some(7500));
+        assert_eq!(quantile_on_grid(&even, 1000, 0.9), Some(9100));
     }
 
     #[test]

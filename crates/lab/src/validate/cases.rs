@@ -84,7 +84,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "two periodic sleepers (2 ms every 10 ms, 1 ms every 5 ms) against a CPU hog on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the sleepers' switch rates follow where their wake-ups fall against the 4 ms tick and the hog's protected slice; the model takes one median wake-up delay per kind from the probe, not their spread",
+                "the sleepers' switch rates follow where their wake-ups fall against the 4 ms tick and the hog's protected slice; a sleeper whose wake-ups are a mix (about a third wait behind the other sleeper, the rest run within µs) has a median that moves with that share, by several µs from repeat to repeat live and in the model",
             ),
             tasks: vec![periodic("sleep-2/8", 2.0, 8.0), periodic("sleep-1/4", 1.0, 4.0), hog("hog", 0)],
         },
@@ -93,7 +93,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a ping-pong pair (50 µs of work per message) beside a CPU hog on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the hog's switch rate live is about 125/s in some runs and about 250/s in others (why is not established yet), and the model follows the trace it replays only so far: a pair wake-up that pre-empts the hog in the model may not live. The pair's own switches follow the trace: a writer pre-empted by the partner it woke resumes only after the partner's reply (inferred by the importer, since the trace shows no block for a read that finds data)",
+                "the hog's switch rate has two steady states, live and in the model: the pair hands the CPU back to the hog at the tick (125/s) or halfway between ticks (250/s), and which one a run settles in is not in the trace the model replays. The pair's own switches follow the trace: a writer pre-empted by the partner it woke resumes only after the partner's reply (inferred by the importer, since the trace shows no block for a read that finds data)",
             ),
             tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog", 0)],
         },
@@ -102,7 +102,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a SCHED_FIFO task (3 ms every 10 ms, priority 50) above two SCHED_OTHER hogs on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model uses the probe's median pre-empting delay, so a 1–2 µs difference straddles the 25% tolerance",
+                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model draws from the pre-empting delays the probe measured in a run of its own, so a 1–2 µs difference straddles the 25% tolerance",
             ),
             tasks: vec![
                 CaseTask::rt("fifo-3/7", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),

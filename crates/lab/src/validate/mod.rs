@@ -42,10 +42,11 @@ impl Params {
         Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS }
     }
 
-    /// Rough wall time: every run, plus a second each to start, import and replay.
+    /// Rough wall time: the probes (five wake-up probes of 2 s and the slice probe), every run,
+    /// plus a second each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
-        (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
+        12.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
     }
 
     /// The cases asked for, in suite order; an unknown name is an error that lists the known.
@@ -105,7 +106,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     ctx.progress.update(0.0, "probing how the kernel ends slices");
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
     ctx.progress.update(0.0, "probing the wake-up path");
-    let wake = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_millis(500))?;
+    let wake = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_secs(2))?;
     let models: Vec<_> =
         replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact)
             .into_iter()

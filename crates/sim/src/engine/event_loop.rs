@@ -484,11 +484,12 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             return 0;
         }
         let d = &self.cfg.wake;
-        match ts.woken_from {
-            NO_CPU => d.preempt,
-            w if w as usize == c => d.task_preempt,
-            _ => d.remote_preempt,
-        }
+        let kind = match ts.woken_from {
+            NO_CPU => &d.preempt,
+            w if w as usize == c => &d.task_preempt,
+            _ => &d.remote_preempt,
+        };
+        kind.draw(t, self.now)
     }
 
     /// A deferred pre-emption comes due: the running task stops unless the task it was for no
@@ -894,8 +895,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             let was_idle = cpu.last_task.is_none() || cpu.stopped_at < now;
             if ts.woken_at == now && was_idle {
                 work_start += match ts.woken_from {
-                    NO_CPU => self.cfg.wake.idle,
-                    w if w as usize != c => self.cfg.wake.remote_idle,
+                    NO_CPU => self.cfg.wake.idle.draw(t, now),
+                    w if w as usize != c => self.cfg.wake.remote_idle.draw(t, now),
                     _ => 0,
                 };
             }

@@ -12,6 +12,9 @@ mod event;
 mod event_loop;
 mod locks;
 mod state;
+mod wake_delay;
+
+pub use wake_delay::{WakeDelay, WAKE_QUANTILES};
 
 use crate::metrics::Overall;
 use crate::policy::{CpuId, Dur, Policy, TaskId, Time};
@@ -88,19 +91,20 @@ impl Default for SimConfig {
 /// A task that wakes onto an idle CPU starts that long after its wake-up (the CPU leaves idle,
 /// takes the interrupt, switches: nobody runs meanwhile). A wake-up that pre-empts lets the
 /// running task run on that long before it is switched out (the interrupt, or the waker's return
-/// from its system call, runs in its time, and the kernel charges it to that task).
+/// from its system call, runs in its time, and the kernel charges it to that task). Each is
+/// one value or a measured spread ([`WakeDelay`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct WakeDelays {
     /// A timer or device wake-up onto an idle CPU.
-    pub idle: Dur,
+    pub idle: WakeDelay,
     /// A timer or device wake-up that pre-empts the running task.
-    pub preempt: Dur,
+    pub preempt: WakeDelay,
     /// A task wakes a task that pre-empts it on its own CPU (a pipe write): the waker runs on.
-    pub task_preempt: Dur,
+    pub task_preempt: WakeDelay,
     /// A task wakes a task onto another, idle CPU (an inter-processor interrupt, leaving idle).
-    pub remote_idle: Dur,
+    pub remote_idle: WakeDelay,
     /// A task wakes a task that pre-empts the running task of another CPU.
-    pub remote_preempt: Dur,
+    pub remote_preempt: WakeDelay,
 }
 
 impl WakeDelays {

@@ -232,9 +232,10 @@ fn wake_delays(text: &str) -> Result<WakeDelays> {
         );
     }
     if let [one] = v[..] {
+        let one = one.into();
         return Ok(WakeDelays { idle: one, preempt: one, task_preempt: one, remote_idle: one, remote_preempt: one });
     }
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let at = |i: usize| v.get(i).copied().unwrap_or(0).into();
     Ok(WakeDelays { idle: at(0), preempt: at(1), task_preempt: at(2), remote_idle: at(3), remote_preempt: at(4) })
 }
 

@@ -1,10 +1,13 @@
 //! The wake-up path's own cost on this machine, which no scheduling model derives: how long
 //! after its wake-up a task starts, by where the wake-up comes from and where the task runs.
-//! Each is the median latency (sched_waking to switch-in) of a small live probe, read through
-//! the trace's 1 µs clock as grouped data ([`schedlab_trace::compare::median_on_grid`]):
+//! Each is the spread of latencies (sched_waking to switch-in) of a small live probe, read
+//! through the trace's 1 µs clock as grouped data ([`schedlab_trace::compare::quantile_on_grid`]),
+//! kept as 16 quantiles; the sentences give the median:
 //!
-//! - **idle**: a SCHED_OTHER sleeper alone on a CPU (0.2 ms of work every 2 ms): a timer
-//!   wakes it on an idle CPU (idle exit, the interrupt, the switch);
+//! - **idle**: a SCHED_OTHER sleeper alone on a CPU (0.2 ms of work, then 5 ms asleep, as the
+//!   cases' sleepers sleep 4–8 ms: after 2 ms asleep beside a hog the wake-up took about 0.7 µs
+//!   less, its memory still in the caches): a timer wakes it on an idle CPU (idle exit, the
+//!   interrupt, the switch);
 //! - **preempt**: the same sleeper at SCHED_FIFO beside a SCHED_OTHER hog: every timer
 //!   wake-up pre-empts the hog;
 //! - **task_preempt**: a ping-pong pair on one CPU (50 µs of work per message): the wake-ups
@@ -17,15 +20,15 @@
 //! - **remote_preempt**: the pair at SCHED_FIFO split over two CPUs with a SCHED_OTHER hog on
 //!   the woken thread's CPU, which it pre-empts.
 //!
-//! A calibration: every model is given these delays ([`schedlab_sim::engine::WakeDelays`]);
-//! whether a wake-up pre-empts or waits, and where the task runs, is still the model's to
-//! predict.
+//! A calibration: every model is given these delays ([`schedlab_sim::engine::WakeDelays`]) and
+//! draws one from the spread at each wake-up; whether a wake-up pre-empts or waits, and where
+//! the task runs, is still the model's to predict.
 
 use super::workload;
 use crate::trace::live;
 use anyhow::{Context, Result};
 use schedlab_os::sched::{LinuxPolicy, SchedParams};
-use schedlab_sim::engine::WakeDelays;
+use schedlab_sim::engine::{WakeDelay, WakeDelays};
 use schedlab_trace::{Pid, Timeline};
 use serde::Serialize;
 use std::path::Path;
@@ -38,6 +41,8 @@ pub struct Delay {
     pub cpu: usize,
     pub samples: usize,
     pub p50_ns: u64,
+    /// The latencies' spread (16 quantiles), what a model draws from.
+    pub spread: WakeDelay,
 }
 
 /// Every probe's result (the remote ones need a second CPU).
@@ -54,11 +59,11 @@ impl WakeProbe {
     /// The delays a model is given.
     pub fn delays(&self) -> WakeDelays {
         WakeDelays {
-            idle: self.idle.p50_ns,
-            preempt: self.preempt.p50_ns,
-            task_preempt: self.task_preempt.p50_ns,
-            remote_idle: self.remote_idle.map_or(0, |d| d.p50_ns),
-            remote_preempt: self.remote_preempt.map_or(0, |d| d.p50_ns),
+            idle: self.idle.spread,
+            preempt: self.preempt.spread,
+            task_preempt: self.task_preempt.spread,
+            remote_idle: self.remote_idle.map_or(WakeDelay::default(), |d| d.spread),
+            remote_preempt: self.remote_preempt.map_or(WakeDelay::default(), |d| d.spread),
         }
     }
 
@@ -129,7 +134,9 @@ fn measure(
     let lat = latencies(&tl, pid, kind);
     anyhow::ensure!(lat.len() >= 20, "the {what} wake-up probe saw only {} wake-ups", lat.len());
     let p50_ns = schedlab_trace::compare::median_on_grid(&lat, tl.resolution_ns).unwrap_or(0);
-    Ok(Delay { cpu, samples: lat.len(), p50_ns })
+    let grid = tl.resolution_ns.max(1);
+    let spread = WakeDelay::spread(|q| schedlab_trace::compare::quantile_on_grid(&lat, grid, q).unwrap_or(0));
+    Ok(Delay { cpu, samples: lat.len(), p50_ns, spread })
 }
 
 /// Run every probe, each for `span`: the timer ones and the one-CPU pair on `cpu`, the idle one
@@ -137,8 +144,8 @@ fn measure(
 /// some CPUs — this VM's CPU 1 never shows one — which leaves nothing to measure there: give a
 /// CPU that records them). With `idle_cpu == cpu` the remote probes are left out.
 pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Result<WakeProbe> {
-    let repeat = ((span.as_secs_f64() / 2.2e-3).ceil() as u64 + 10).to_string();
-    let sleeper = ["--ms", "0.2,2", "--repeat", repeat.as_str()];
+    let repeat = ((span.as_secs_f64() / 5.2e-3).ceil() as u64 + 10).to_string();
+    let sleeper = ["--ms", "0.2,5", "--repeat", repeat.as_str()];
     let other = SchedParams::other_nice(0);
     let fifo = SchedParams::new(LinuxPolicy::Fifo, 10);
     let first = |f: &[Pid]| f.first().copied();

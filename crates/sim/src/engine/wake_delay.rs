@@ -1,0 +1,120 @@
+//! One kind of wake-up delay: a single value, or a measured spread of values that the engine
+//! draws from, one per wake-up.
+//!
+//! A host's wake-up path does not take the same time twice (a timer wake-up that pre-empts a
+//! hog took 6–10 µs here, half of them 7–8 µs). Given only the median, a model's latencies are
+//! one value, and their median stays that value even where the kernel's is pushed up or down
+//! by wake-ups that wait (the median of a mix of immediate and waiting wake-ups is a higher
+//! quantile of the immediate ones). Given the spread, the model's immediate wake-ups scatter as
+//! the probe's did. The draw is a hash of the task and the instant, so a run stays
+//! deterministic.
+
+use crate::policy::{Dur, TaskId, Time};
+use serde::{Serialize, Serializer};
+
+/// How many equally likely values a spread keeps.
+pub const WAKE_QUANTILES: usize = 16;
+
+/// A delay: `WAKE_QUANTILES` equally likely values, all equal for a single value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WakeDelay {
+    values: [Dur; WAKE_QUANTILES],
+}
+
+impl From<Dur> for WakeDelay {
+    fn from(d: Dur) -> Self {
+        WakeDelay { values: [d; WAKE_QUANTILES] }
+    }
+}
+
+impl WakeDelay {
+    /// The spread given by `quantile(q)` at the middle of each of `WAKE_QUANTILES` equal slices
+    /// of probability (q = 1/32, 3/32, …, 31/32).
+    pub fn spread(quantile: impl Fn(f64) -> Dur) -> Self {
+        let mut values = [0; WAKE_QUANTILES];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = quantile((i as f64 + 0.5) / WAKE_QUANTILES as f64);
+        }
+        values.sort_unstable();
+        WakeDelay { values }
+    }
+
+    /// Its median: the mean of the two middle values.
+    pub fn median(&self) -> Dur {
+        let m = WAKE_QUANTILES / 2;
+        (self.values[m - 1] + self.values[m]) / 2
+    }
+
+    pub fn is_single(&self) -> bool {
+        self.values.iter().all(|&v| v == self.values[0])
+    }
+
+    pub fn values(&self) -> &[Dur; WAKE_QUANTILES] {
+        &self.values
+    }
+
+    /// The delay of `task`'s wake-up acted on at `now`.
+    #[inline]
+    pub(crate) fn draw(&self, task: TaskId, now: Time) -> Dur {
+        if self.is_single() {
+            return self.values[0];
+        }
+        self.values[(splitmix64(now ^ (task as u64).rotate_left(40)) % WAKE_QUANTILES as u64) as usize]
+    }
+}
+
+/// A single value serializes as that number; a spread as its median and its values.
+impl Serialize for WakeDelay {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.is_single() {
+            return s.serialize_u64(self.values[0]);
+        }
+        #[derive(Serialize)]
+        struct Spread<'a> {
+            median: Dur,
+            values: &'a [Dur; WAKE_QUANTILES],
+        }
+        Spread { median: self.median(), values: &self.values }.serialize(s)
+    }
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_value_is_always_drawn_and_serializes_as_a_number() {
+        let d = WakeDelay::from(7_000);
+        assert!(d.is_single());
+        assert!((0..100u64).all(|i| d.draw((i % 5) as usize, i * 1_000) == 7_000));
+        assert_eq!(serde_json::to_string(&d).unwrap(), "7000");
+        assert_eq!(d.median(), 7_000);
+    }
+
+    #[test]
+    fn a_spread_keeps_the_quantiles_and_draws_each_about_equally_often() {
+        // Uniform on [6 µs, 10 µs): quantile q = 6000 + 4000 q.
+        let d = WakeDelay::spread(|q| 6_000 + (4_000.0 * q) as u64);
+        assert_eq!(d.values()[0], 6_125);
+        assert_eq!(d.values()[15], 9_875);
+        assert_eq!(d.median(), 8_000);
+        let mut counts = [0usize; WAKE_QUANTILES];
+        for i in 0..16_000u64 {
+            let v = d.draw((i % 7) as usize, 1_000_000 + i * 4_001);
+            counts[d.values().iter().position(|&x| x == v).unwrap()] += 1;
+        }
+        assert!(counts.iter().all(|&c| (850..1150).contains(&c)), "{counts:?}");
+        // The same task at the same instant draws the same delay.
+        assert_eq!(d.draw(3, 42), d.draw(3, 42));
+        let json = serde_json::to_value(d).unwrap();
+        assert_eq!(json["median"], 8_000);
+        assert_eq!(json["values"].as_array().unwrap().len(), WAKE_QUANTILES);
+    }
+}
