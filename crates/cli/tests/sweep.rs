@@ -180,6 +180,8 @@ fn scaling_is_measured_on_identical_rows_and_mistakes_are_usage_errors() {
             "--seeds",
             "4",
             "--measure-scaling",
+            "--scaling-runs",
+            "2",
             "--jobs",
             "2",
             "--format",
@@ -189,7 +191,11 @@ fn scaling_is_measured_on_identical_rows_and_mistakes_are_usage_errors() {
     );
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["results"]["rows_identical"], true);
-    assert_eq!(doc["results"]["one_job"]["points"], 8);
+    assert_eq!(doc["results"]["points"], 8);
+    assert_eq!(doc["results"]["ratios"].as_array().map(Vec::len), Some(2), "{}", doc["results"]);
+    let goal = &doc["verdicts"][0];
+    assert_eq!(goal["kind"], "goal", "{goal}");
+    assert!(["met", "not_met", "inconclusive"].contains(&goal["status"].as_str().unwrap_or("")), "{goal}");
     assert!(!d.join("sweep").exists(), "--measure-scaling writes no rows");
     for (args, words) in [
         (&["sim", "sweep", "--policy", "nosuch", "--generate", "poisson"][..], "nosuch"),

@@ -115,13 +115,30 @@ pub fn agree(
 /// The claim "the quantity measured as `xs` (one value per trial) is below `limit`": judged
 /// only when the 95% interval of its mean lies wholly on one side of the limit.
 pub fn below(kind: ClaimKind, claim: impl Into<String>, xs: &[f64], limit: f64, unit: &str) -> Verdict {
+    against_limit(kind, claim, xs, limit, unit, true)
+}
+
+/// The claim "the quantity measured as `xs` (one value per trial) is at least `limit`": judged
+/// only when the 95% interval of its mean lies wholly on one side of the limit.
+pub fn at_least(kind: ClaimKind, claim: impl Into<String>, xs: &[f64], limit: f64, unit: &str) -> Verdict {
+    against_limit(kind, claim, xs, limit, unit, false)
+}
+
+fn against_limit(
+    kind: ClaimKind,
+    claim: impl Into<String>,
+    xs: &[f64],
+    limit: f64,
+    unit: &str,
+    below: bool,
+) -> Verdict {
     let m = crate::stats::MeanCi::of(xs);
     let ci = if xs.len() < 2 { f64::INFINITY } else { m.ci95 };
     let detail = format!("mean {:.4}{unit} ± {ci:.4} (95%, n = {}) against {limit}{unit}", m.mean, xs.len());
     if m.mean + ci < limit {
-        judged(kind, claim, true, detail)
+        judged(kind, claim, below, detail)
     } else if m.mean - ci >= limit {
-        judged(kind, claim, false, detail)
+        judged(kind, claim, !below, detail)
     } else if xs.len() < 2 {
         Verdict::inconclusive(kind, claim, format!("{detail}: one trial has no spread to judge by"))
     } else {
@@ -192,6 +209,16 @@ mod tests {
         assert_eq!(below(ClaimKind::SeedClaim, "x < 2", &[2.3, 2.32, 2.29], 2.0, "×").outcome, Outcome::Differs);
         assert_eq!(below(ClaimKind::SeedClaim, "x < 2", &[1.9, 2.1], 2.0, "×").outcome, Outcome::Inconclusive);
         assert_eq!(below(ClaimKind::SeedClaim, "x < 2", &[1.5], 2.0, "×").outcome, Outcome::Inconclusive);
+    }
+
+    #[test]
+    fn at_least_a_limit_needs_the_interval_at_or_above_it() {
+        // The sweep's scaling goal: 2 jobs against 1, at least 1.8×.
+        assert_eq!(at_least(ClaimKind::Goal, "≥ 1.8×", &[1.90, 1.92, 1.91], 1.8, "×").outcome, Outcome::Met);
+        assert_eq!(at_least(ClaimKind::Goal, "≥ 1.8×", &[1.60, 1.62, 1.59], 1.8, "×").outcome, Outcome::NotMet);
+        let straddle = at_least(ClaimKind::Goal, "≥ 1.8×", &[1.90, 1.90, 1.73, 1.88, 1.81, 1.78, 1.83], 1.8, "×");
+        assert_eq!(straddle.outcome, Outcome::Inconclusive, "{}", straddle.detail);
+        assert_eq!(at_least(ClaimKind::Goal, "≥ 1.8×", &[2.5], 1.8, "×").outcome, Outcome::Inconclusive);
     }
 
     #[test]
