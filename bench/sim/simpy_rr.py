@@ -8,9 +8,9 @@ sorted by arrival. The model matches schedlab's `rr`: a FIFO ready queue; the CP
 head for min(quantum, remaining); a task whose quantum ends goes to the back, behind tasks that
 arrived at the same instant. Events counted like schedlab's engine: one per arrival and one per
 CPU stop (quantum end or burst end). After one untimed warm-up run, the model runs REPEAT
-times (default 1) in fresh environments, as schedlab keeps its best of `--repeat` runs. Prints one JSON object: events,
-seconds (best wall time of the simulation only, not of reading the file), avg_turnaround_ms,
-repeat.
+times (default 1) in fresh environments, as schedlab times its `--repeat` runs. Prints one JSON
+object: events, seconds (best wall time of the simulation only, not of reading the file),
+trials (every run's wall time, in order), avg_turnaround_ms, repeat.
 """
 import collections
 import json
@@ -85,6 +85,7 @@ def main():
     print(json.dumps({
         "events": events,
         "seconds": min(s for _, s, _ in runs),
+        "trials": [s for _, s, _ in runs],
         "avg_turnaround_ms": turnaround / len(tasks) / 1e6,
         "repeat": repeat,
     }))

@@ -216,6 +216,14 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     let ratio = doc["results"]["simpy_wall_time_ratio"]["overall"].as_f64().unwrap();
     let expect = simpy["seconds"].as_f64().unwrap() / ours["seconds"].as_f64().unwrap();
     assert!((ratio - expect).abs() < 1e-9 * expect, "ratio {ratio} vs {expect}");
+    // Every timed run is kept, and the goal is judged on the paired runs' ratios.
+    for r in [simpy, ours] {
+        assert_eq!(r["trials_s"].as_array().map(Vec::len), Some(2), "{r}");
+    }
+    let goal = doc["verdicts"].as_array().unwrap().iter().find(|v| v["claim"].as_str().unwrap().contains("SimPy"));
+    let goal = goal.expect("the SimPy goal is judged");
+    assert_eq!(goal["kind"], "goal");
+    assert!(goal["detail"].as_str().unwrap().contains("n = 2"), "{goal}");
 }
 
 #[test]
