@@ -171,6 +171,9 @@ pub fn print_section(s: &Section) {
     if !s.summary.is_empty() {
         println!("{}\n", fit_text(&s.summary));
     }
+    if !s.scale.is_empty() {
+        println!("{}\n", fit_text(&format!("Scale: {}.", s.scale)));
+    }
     match &s.status {
         Status::Completed => {}
         Status::Unsupported(why) => println!("{}\n", fit_text(&format!("not run here: {why}"))),

@@ -98,6 +98,14 @@ fn readme_main_command_writes_a_report_with_five_seed_sections() {
     assert_eq!(runs(dir.path(), "results/schedlab.db").len(), experiments.len().min(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("report:   report/index.html"), "{stdout}");
+    if let Some(e) = fastest.filter(|_| args.iter().any(|a| a == "--only")) {
+        // The section says the scale it ran at, against the seed's, in the report and the output.
+        let scale = e["scale_of"].as_str().unwrap();
+        assert!(html.contains(r#"<p class="scale"><strong>Scale:</strong>"#), "no scale in the report");
+        assert!(stdout.contains("Scale: "), "{stdout}");
+        let show = json_of(&run_ok(dir.path(), &["results", "show", "1", "--json"]));
+        assert_eq!(show["data"]["scale"].as_str(), Some(scale), "{}", show["data"]);
+    }
 }
 
 #[test]

@@ -14,3 +14,22 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     v.extend(crate::validate::experiments());
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Scale;
+
+    /// `reproduce --full` runs every seed at its own scale, and each section says so (or says
+    /// why a seed has no scale to match); the smaller scales say what they run against it.
+    #[test]
+    fn every_seed_section_at_full_scale_says_it_ran_at_the_seeds_scale() {
+        for e in super::all() {
+            let full = e.scale_of(Scale::Full);
+            let said = full.contains("the seed's scale")
+                || full.contains("the seed gives no workload")
+                || (e.seed().is_empty() && full.contains("no seed scale"));
+            assert!(said, "{} at --full: {full}", e.name());
+            assert!(!e.scale_of(Scale::Quick).is_empty(), "{} says nothing at --quick", e.name());
+        }
+    }
+}

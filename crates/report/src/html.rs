@@ -362,6 +362,9 @@ fn experiment(out: &mut String, s: &Section, fig_no: &mut usize) {
     if !s.summary.is_empty() {
         let _ = write!(out, r#"<p class="summary"><strong>What was run:</strong> {}</p>"#, escape(&s.summary));
     }
+    if !s.scale.is_empty() {
+        let _ = write!(out, r#"<p class="scale"><strong>Scale:</strong> {}</p>"#, escape(&s.scale));
+    }
     if !s.verdicts.is_empty() {
         out.push_str(r#"<ul class="verdicts">"#);
         for v in &s.verdicts {

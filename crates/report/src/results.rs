@@ -54,6 +54,9 @@ pub fn envelope(s: &Section, prov: &Provenance, created_utc: &str) -> Value {
     doc.insert("schedlab".into(), prov.schedlab());
     doc.insert("machine".into(), prov.machine.clone());
     doc.insert("parameters".into(), s.parameters.clone());
+    if !s.scale.is_empty() {
+        doc.insert("scale".into(), json!(s.scale));
+    }
     doc.insert("status".into(), serde_json::to_value(&s.status).unwrap_or(Value::Null));
     doc.insert("results".into(), s.results.clone());
     doc.insert("verdicts".into(), serde_json::to_value(&s.verdicts).unwrap_or(Value::Null));

@@ -195,6 +195,10 @@ pub struct Section {
     pub title: String,
     /// What was run, in a sentence or two (scale, parameters that matter).
     pub summary: String,
+    /// The scale the run was made at against the seed's own (`reproduce` fills it in from the
+    /// experiment: "… the seed's scale" when it ran at it); empty when not said.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scale: String,
     pub status: Status,
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
@@ -247,6 +251,7 @@ impl Section {
             seed: seed.into(),
             title: title.into(),
             summary: String::new(),
+            scale: String::new(),
             status: Status::Completed,
             tables: vec![],
             figures: vec![],

@@ -23,6 +23,13 @@ impl Experiment for Livelock {
     }
     fn scale_of(&self, scale: Scale) -> String {
         let c = super::sweep::SweepConfig::for_scale(scale);
+        if scale == Scale::Full {
+            return format!(
+                "the seed's {} send intervals × {} s each: the seed's scale",
+                c.waits.len(),
+                c.seconds_per_point
+            );
+        }
         format!(
             "{} of the seed's 111 send intervals × {} s each (seed: 111 × 12 s)",
             c.waits.len(),

@@ -88,7 +88,7 @@ impl Experiment for TaskmanExperiment {
     }
     fn scale_of(&self, scale: Scale) -> String {
         let p = super::bench::BenchParams::for_scale(scale, 2);
-        let seed = if scale == Scale::Full { ": the seed's repetitions" } else { " (seed: 100)" };
+        let seed = if scale == Scale::Full { ": the seed's scale" } else { " (seed: 100)" };
         format!("{} repetitions of each Table 2 run{seed}", p.reps)
     }
     fn estimate_s(&self, scale: Scale) -> f64 {

@@ -22,6 +22,17 @@ impl Experiment for WrrExperiment {
 
     fn scale_of(&self, scale: Scale) -> String {
         let p = study::Plan::for_scale(scale);
+        if scale == Scale::Full {
+            return format!(
+                "test 1: {} runs of {:.1} s ({} whole WRR rounds, the seed's 30 s); test 2: {} runs of {:.0} crypt(3) \
+                 calls per task: the seed's scale",
+                p.t1_runs,
+                p.t1_s(),
+                p.t1_rounds,
+                p.t2_runs,
+                p.t2_scale * 2_000_000.0
+            );
+        }
         format!(
             "test 1: {} runs of {:.1} s; test 2: {} runs of {:.0} crypt(3) calls per task (seed: 10 runs of 30 s, 2,000,000 calls)",
             p.t1_runs,

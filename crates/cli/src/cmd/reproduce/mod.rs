@@ -189,6 +189,9 @@ fn run_one(e: &dyn Experiment, ctx: &schedlab_lab::RunContext) -> Section {
     if s.seed.is_empty() {
         s.seed = e.seed().into();
     }
+    if s.scale.is_empty() {
+        s.scale = e.scale_of(ctx.scale);
+    }
     s
 }
 
