@@ -160,6 +160,17 @@ pub fn try_wait_pid(pid: i32) -> OsResult<Option<Reaped>> {
     wait4(pid, libc::WNOHANG)
 }
 
+/// Hand the heap's free memory back to the kernel (glibc's `malloc_trim(0)`); true if any was.
+///
+/// A study that built gigabytes and freed them leaves the memory with the allocator, still
+/// resident and still mapped. Every child forked afterwards copies those page tables, and tears
+/// them down again at its exec — in its own CPU time: after a 3.7 GiB simulation study, an
+/// empty child measured 53 ms of CPU instead of 1 ms. `reproduce` trims after each experiment.
+pub fn return_free_heap() -> bool {
+    // SAFETY: malloc_trim only walks the allocator's own arenas under their locks.
+    unsafe { libc::malloc_trim(0) == 1 }
+}
+
 /// This process's resident set size now and its peak since start or the last
 /// [`reset_peak_rss`] (VmRSS and VmHWM of /proc/self/status), in kB.
 pub fn rss_now_and_peak_kb() -> Option<(u64, u64)> {

@@ -77,7 +77,8 @@ impl WakeProbe {
         };
         format!(
             "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts; a task's wake-up of a \
-             task that pre-empts it takes {}{remote}; every model is given these delays (a calibration).",
+             task that pre-empts it takes {}{remote} (medians); every model draws each wake-up's delay from these \
+             latencies' spread, 16 quantiles per kind (a calibration).",
             us(&self.idle),
             us(&self.preempt),
             us(&self.task_preempt)
