@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The top-level keys of every results.json, in order.
-pub const ENVELOPE_KEYS: [&str; 8] =
-    ["created_utc", "experiment", "schedlab", "machine", "parameters", "status", "results", "verdicts"];
+pub const ENVELOPE_KEYS: [&str; 9] =
+    ["created_utc", "experiment", "schedlab", "machine", "parameters", "scale", "status", "results", "verdicts"];
 
 /// Which code produced a result, and on which machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,9 +54,8 @@ pub fn envelope(s: &Section, prov: &Provenance, created_utc: &str) -> Value {
     doc.insert("schedlab".into(), prov.schedlab());
     doc.insert("machine".into(), prov.machine.clone());
     doc.insert("parameters".into(), s.parameters.clone());
-    if !s.scale.is_empty() {
-        doc.insert("scale".into(), json!(s.scale));
-    }
+    // The scale against the seed's own (`reproduce` says it; null where nothing does).
+    doc.insert("scale".into(), if s.scale.is_empty() { Value::Null } else { json!(s.scale) });
     doc.insert("status".into(), serde_json::to_value(&s.status).unwrap_or(Value::Null));
     doc.insert("results".into(), s.results.clone());
     doc.insert("verdicts".into(), serde_json::to_value(&s.verdicts).unwrap_or(Value::Null));

@@ -20,8 +20,10 @@ pub struct Array {
 }
 
 impl Array {
-    /// A zeroed array of `bytes` (rounded down to whole elements).
+    /// A zeroed array of `bytes` (rounded down to whole elements), on fresh pages: each run
+    /// faults its array in page by page, which the page-fault counter reports.
     pub fn new(bytes: usize) -> Self {
+        schedlab_os::rusage::fresh_pages_for_large_allocations();
         Array { cells: (0..bytes / 4).map(|_| AtomicU32::new(0)).collect() }
     }
 
