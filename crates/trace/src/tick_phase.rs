@@ -108,14 +108,6 @@ mod tests {
         t
     }
 
-    fn timeline(tasks: Vec<TaskTimeline>) -> Timeline {
-        let mut tl = Timeline::default();
-        for t in tasks {
-            tl.tasks.insert(t.pid, t);
-        }
-        tl
-    }
-
     #[test]
     fn tick_preemptions_give_the_phase_and_wakeup_preemptions_do_not_move_it() {
         // Ticks at 1.230 ms + k·4 ms; the switch follows 5–15 µs later.
@@ -124,7 +116,8 @@ mod tests {
         // A second task pre-empted at other phases (wake-up pre-emptions), fewer of them.
         let phases = [300, 2_100, 3_000, 600, 2_700, 3_500, 100, 1_800, 2_400, 3_300];
         let odd: Vec<u64> = phases.iter().enumerate().map(|(k, us)| (50 + 3 * k as u64) * TICK + us * 1_000).collect();
-        let p = tick_phase(&timeline(vec![preempted(1, &ticks, 3 * MS), preempted(2, &odd, 2 * MS)]), TICK).unwrap();
+        let p =
+            tick_phase(&Timeline::from_iter([preempted(1, &ticks, 3 * MS), preempted(2, &odd, 2 * MS)]), TICK).unwrap();
         assert!((1_235_000..=1_245_000).contains(&p.phase_ns), "{p:?}");
         assert_eq!((p.samples, p.preemptions), (30, 40));
         // Workload time 0 goes on a tick at or before the release.
@@ -138,7 +131,7 @@ mod tests {
     fn a_phase_astride_the_period_boundary_stays_one_cluster() {
         let ends: Vec<u64> =
             (10..30).map(|k| if k % 2 == 0 { k * TICK + 10_000 } else { (k + 1) * TICK - 20_000 }).collect();
-        let p = tick_phase(&timeline(vec![preempted(1, &ends, 3 * MS)]), TICK).unwrap();
+        let p = tick_phase(&Timeline::from_iter([preempted(1, &ends, 3 * MS)]), TICK).unwrap();
         assert!(p.phase_ns <= 10_000 || p.phase_ns >= TICK - 20_000, "{p:?}");
         assert_eq!(p.samples, 20);
     }
@@ -152,6 +145,6 @@ mod tests {
         let short = preempted(2, &(10..40).map(|k| k * TICK + 2_000_000).collect::<Vec<_>>(), 50_000);
         // Long runs pre-empted at phases spread over the whole period.
         let spread = preempted(3, &(0..24).map(|k| 100 * MS + k * 4_170_000).collect::<Vec<_>>(), 2 * MS);
-        assert_eq!(tick_phase(&timeline(vec![blocked, short, spread]), TICK), None);
+        assert_eq!(tick_phase(&Timeline::from_iter([blocked, short, spread]), TICK), None);
     }
 }

@@ -618,6 +618,13 @@ fn grid_of(events: &[Event]) -> u64 {
     [1000, 100, 10].into_iter().find(|g| events.iter().all(|e| e.ts % g == 0)).unwrap_or(1)
 }
 
+/// A timeline holding these tasks (keyed by pid), every other field at its default.
+impl FromIterator<TaskTimeline> for Timeline {
+    fn from_iter<I: IntoIterator<Item = TaskTimeline>>(tasks: I) -> Self {
+        Timeline { tasks: tasks.into_iter().map(|t| (t.pid, t)).collect(), ..Timeline::default() }
+    }
+}
+
 impl Timeline {
     /// Build timelines from events. They are replayed in time order (ties keep their order in
     /// `events`: each text format lists simultaneous events in the order they happened on a

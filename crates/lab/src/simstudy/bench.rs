@@ -201,7 +201,7 @@ fn every_policy_fast_enough(ours: &[&Row]) -> Verdict {
     for r in ours {
         let rates: Vec<f64> = r.trials_s.iter().map(|t| r.events as f64 / t.max(1e-12) / 1e6).collect();
         let v = judge::at_least(ClaimKind::Goal, &claim, &rates, TARGET_EVENTS_PER_S / 1e6, " M");
-        let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+        let mean = schedlab_report::stats::mean(&rates);
         match v.outcome {
             Outcome::NotMet => below.push(format!("{} {mean:.1} M", r.policy)),
             Outcome::Inconclusive => straddle.push(format!("{} {mean:.1} M", r.policy)),

@@ -131,6 +131,9 @@ impl Prepared {
     /// Check the spec (program found and executable, priority valid, CPUs in range) and build
     /// argv, envp, the CPU set and the sched_attr.
     pub fn new(spec: &ChildSpec) -> OsResult<Self> {
+        // Each fork copies the parent's page tables, and the child tears them down at exec in
+        // its own CPU time: hand freed heap back first (once per child spec or batch).
+        crate::rusage::return_free_heap();
         let program: PathBuf = resolve_program(&spec.program)?;
         if let Some(p) = &spec.sched {
             p.policy.check_priority(p.priority)?;

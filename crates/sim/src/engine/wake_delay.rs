@@ -56,9 +56,6 @@ impl WakeDelay {
     /// The delay of `task`'s wake-up acted on at `now`.
     #[inline]
     pub(crate) fn draw(&self, task: TaskId, now: Time) -> Dur {
-        if self.is_single() {
-            return self.values[0];
-        }
         self.values[(splitmix64(now ^ (task as u64).rotate_left(40)) % WAKE_QUANTILES as u64) as usize]
     }
 }

@@ -102,14 +102,6 @@ mod tests {
         t
     }
 
-    fn timeline(tasks: Vec<TaskTimeline>) -> Timeline {
-        let mut tl = Timeline::default();
-        for t in tasks {
-            tl.tasks.insert(t.pid, t);
-        }
-        tl
-    }
-
     #[test]
     fn a_writer_pre_empted_by_the_partner_it_woke_waits_for_its_reply() {
         // B (2) runs 0–50, wakes A (1) at 49 and is pre-empted by it at 50; A runs 50–100 and
@@ -121,7 +113,7 @@ mod tests {
             &[(50, 100), (150, 200)],
             &[(0, 50, Some(Waker { pid: 2, at: 49 })), (100, 150, Some(Waker { pid: 2, at: 149 }))],
         );
-        let tl = timeline(vec![a, b]);
+        let tl = Timeline::from_iter([a, b]);
         let got = inferred(&tl, &[1, 2].into());
         assert_eq!(got.get(&2), Some(&vec![(50, Waker { pid: 1, at: 100 })]));
         assert!(!got.contains_key(&1), "A blocks where it waits: nothing to infer");
@@ -137,7 +129,7 @@ mod tests {
             &[(50, 100), (150, 200)],
             &[(0, 50, Some(Waker { pid: 2, at: 49 })), (100, 150, Some(Waker { pid: 2, at: 149 })), (200, 260, None)],
         );
-        let got = inferred(&timeline(vec![a, b]), &[1, 2].into());
+        let got = inferred(&Timeline::from_iter([a, b]), &[1, 2].into());
         assert_eq!(got.get(&2), Some(&vec![(50, Waker { pid: 1, at: 97 })]));
     }
 
@@ -147,22 +139,22 @@ mod tests {
         // B blocks at 50 (the trace shows it).
         let b = task(2, &[(0, 50), (100, 150)], &[(50, 100, Some(Waker { pid: 1, at: 99 }))]);
         let a = task(1, &[(50, 100)], &[(0, 50, woke(49)), (100, 150, woke(149))]);
-        assert!(inferred(&timeline(vec![a, b]), &[1, 2].into()).is_empty(), "B blocked");
+        assert!(inferred(&Timeline::from_iter([a, b]), &[1, 2].into()).is_empty(), "B blocked");
         // A is not what replaced B (it starts later).
         let b = task(2, &[(0, 50), (100, 150)], &[]);
         let a = task(1, &[(60, 100)], &[(0, 50, woke(49)), (100, 150, woke(149))]);
-        assert!(inferred(&timeline(vec![a, b]), &[1, 2].into()).is_empty(), "not switched in");
+        assert!(inferred(&Timeline::from_iter([a, b]), &[1, 2].into()).is_empty(), "not switched in");
         // A's next block is not ended by B (a timer ends it).
         let b = task(2, &[(0, 50), (100, 150)], &[]);
         let a = task(1, &[(50, 100)], &[(0, 50, woke(49)), (100, 150, None)]);
-        assert!(inferred(&timeline(vec![a, b]), &[1, 2].into()).is_empty(), "no reply dependency");
+        assert!(inferred(&Timeline::from_iter([a, b]), &[1, 2].into()).is_empty(), "no reply dependency");
         // B ran again before A blocked.
         let b = task(2, &[(0, 50), (80, 90), (100, 150)], &[]);
         let a = task(1, &[(50, 80), (90, 100)], &[(0, 50, woke(49)), (100, 150, woke(149))]);
-        assert!(inferred(&timeline(vec![a, b]), &[1, 2].into()).is_empty(), "B resumed first");
+        assert!(inferred(&Timeline::from_iter([a, b]), &[1, 2].into()).is_empty(), "B resumed first");
         // A is not selected.
         let b = task(2, &[(0, 50), (100, 150)], &[]);
         let a = task(1, &[(50, 100)], &[(0, 50, woke(49)), (100, 150, woke(149))]);
-        assert!(inferred(&timeline(vec![a, b]), &[2].into()).is_empty(), "A not imported");
+        assert!(inferred(&Timeline::from_iter([a, b]), &[2].into()).is_empty(), "A not imported");
     }
 }

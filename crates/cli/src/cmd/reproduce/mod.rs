@@ -192,7 +192,6 @@ fn run_one(e: &dyn Experiment, ctx: &schedlab_lab::RunContext) -> Section {
     if s.scale.is_empty() {
         s.scale = e.scale_of(ctx.scale);
     }
-    schedlab_os::rusage::return_free_heap();
     s
 }
 
