@@ -47,6 +47,9 @@ fn bad_parameters_are_rejected_with_the_value_named() {
     refused(&["livelock", "model", "--input-pps", "0"], "0");
     refused(&["livelock", "sweep", "--mode", "dream"], "dream");
     refused(&["livelock", "model", "--preset", "vax"], "vax");
+    refused(&["livelock", "sweep", "--config", "python"], "python");
+    refused(&["livelock", "sweep", "--config", "seed", "--mode", "model"], "live only");
+    refused(&["livelock", "live", "--threads", "many"], "many");
 }
 
 #[test]
@@ -158,6 +161,52 @@ fn live_sweep_shows_livelock_and_its_cure() {
     // peak; once 0.89 in CI), while interrupt collapses below 0.3: "holds" is 0.75 and up.
     assert!(nt >= 0.75 * np, "napi holds: peak {np}, at the highest load {nt}");
     assert!(ht >= it, "hybrid does not fall below interrupt: {ht} vs {it}");
+}
+
+/// The seed's configuration: equal-priority threads time-share the kernel CPU, so a flood does
+/// not stop delivery (as priorities do) but takes the delivery thread's share down to one
+/// thread in four (3 receiving threads + 1): interrupt falls past its knee and stays well above
+/// zero; polling, with no receiving threads, delivers what one CPU's delivery work allows.
+#[test]
+fn seed_configuration_time_shares_the_kernel_cpu() {
+    let _serial = serial();
+    if !can_run_live() {
+        return;
+    }
+    let o = schedlab(&[
+        "livelock",
+        "sweep",
+        "--config",
+        "seed",
+        "--quick",
+        "--json",
+        "--strategies",
+        "interrupt,polling",
+        "--kernel-port",
+        "47200",
+        "--app-port",
+        "47300",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["parameters"]["config"], "seed");
+    assert_eq!(v["parameters"]["base"]["threads"], "equal");
+    let points = v["results"]["points"].as_array().unwrap().clone();
+    assert!(points.iter().all(|p| p["mode"] == "live"), "the seed configuration runs live only");
+    let c = &v["parameters"]["base"]["costs"];
+    let ns = |k: &str| c[k].as_f64().unwrap();
+    let knee = 1e9 / (ns("irq_ns") + ns("proto_ns") + ns("deliver_ns"));
+    assert!((knee - 250.0).abs() < 1.0, "costs scaled to the seed's knee: {c}");
+    let (ip, it) = peak_tail(&points, "interrupt");
+    // One CPU of work per 4 ms packet: the peak lies near 250 pkt/s (the quick grid has 205
+    // and 338 around it).
+    assert!((170.0..=280.0).contains(&ip), "interrupt peaks near the calibrated knee: {ip}");
+    assert!(it < 0.95 * ip && it > 0.3 * ip, "interrupt degrades without livelocking: peak {ip}, top {it}");
+    let (pp, pt) = peak_tail(&points, "polling");
+    let polling_max = 1e9 / (ns("proto_ns") + ns("deliver_ns"));
+    assert!(pt > 0.8 * polling_max && pp < 1.05 * polling_max, "polling: top {pt}, one CPU allows {polling_max}");
+    let kinds: Vec<&str> = v["verdicts"].as_array().unwrap().iter().map(|v| v["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"calibration") && kinds.contains(&"seed_claim"), "{kinds:?}");
 }
 
 #[test]

@@ -11,9 +11,14 @@
 //!
 //! Because the interrupt thread pre-empts the kernel thread, enough arrivals leave the kernel
 //! thread no CPU at all: the buffer stays full and deliveries stop — receive livelock.
+//!
+//! With [`KernelThreads::Equal`] the role is built as the seed's `kernel.py` was: one receiving
+//! thread per device beside the delivery thread, all at the same SCHED_OTHER priority, so the
+//! OS time-shares them and a flood takes the delivery thread's share only in proportion to the
+//! receiving threads' number.
 
 use super::packet;
-use super::params::{BusyCosts, LiveParams};
+use super::params::{BusyCosts, KernelThreads, LiveParams};
 use super::stopping;
 use anyhow::{Context, Result};
 use schedlab_netrx::strategy::{self, IrqAction, Job, JobOutcome, RxStrategy, RxView};
@@ -52,9 +57,11 @@ impl KernelSockets {
             let s = net::bind(p.ports.kernel(i), "kernel")?;
             s.set_nonblocking(true)?;
             net::enable_rxq_ovfl(&s)?;
-            // A deep "receive ring": a sender paused by an unrelated task must not let the
-            // interrupt thread run dry, or delivery gets CPU it would not get under real load.
-            net::set_rcvbuf(&s, KERNEL_RCVBUF)?;
+            if p.threads == KernelThreads::Priorities {
+                // A deep "receive ring": a sender paused by an unrelated task must not let the
+                // interrupt thread run dry, or delivery gets CPU it would not get under real load.
+                net::set_rcvbuf(&s, KERNEL_RCVBUF)?;
+            }
             devs.push(s);
         }
         // Deliveries never block: a full app socket (or send buffer) drops, as in a kernel.
@@ -145,7 +152,8 @@ struct Shared<'a> {
     socks: &'a KernelSockets,
     apps: Vec<SocketAddrV4>,
     st: Mutex<KState>,
-    irq_bell: Bell,
+    /// One per interrupt thread.
+    irq_bells: Vec<Bell>,
     kt_bell: Bell,
     ovfl: Vec<AtomicU32>,
     deadline_ns: u64,
@@ -191,6 +199,10 @@ impl Shared<'_> {
     fn deliver(&self, dev: usize, bytes: &[u8]) -> bool {
         self.socks.out.send_to(bytes, self.apps[dev]).is_ok()
     }
+    /// Wake every interrupt thread.
+    fn ring_irqs(&self) {
+        self.irq_bells.iter().for_each(Bell::ring);
+    }
     /// Wake the kernel thread (called with the state locked by the interrupt thread).
     fn kick(&self, st: &mut KState) {
         st.kick = true;
@@ -215,6 +227,11 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<KernelReport> {
     let strat = strategy::build(p.strategy, &p.kernel, p.dev)?;
+    // The devices each interrupt thread receives from, and the threads' SCHED_FIFO priorities.
+    let (irq_devices, irq_prio, kt_prio): (Vec<Vec<usize>>, _, _) = match p.threads {
+        KernelThreads::Priorities => (vec![(0..p.dev).collect()], Some(p.irq_prio), Some(p.softirq_prio)),
+        KernelThreads::Equal => ((0..p.dev).map(|d| vec![d]).collect(), None, None),
+    };
     let sh = Shared {
         p,
         socks,
@@ -230,7 +247,7 @@ pub fn run(
             kt_sleeping: false,
             r: KernelReport { cpu, ..Default::default() },
         }),
-        irq_bell: Bell::new()?,
+        irq_bells: irq_devices.iter().map(|_| Bell::new()).collect::<Result<_>>()?,
         kt_bell: Bell::new()?,
         ovfl: (0..p.dev).map(|_| AtomicU32::new(0)).collect(),
         deadline_ns,
@@ -239,21 +256,32 @@ pub fn run(
         ended: AtomicU64::new(0),
         all_ended_at: AtomicU64::new(0),
     };
-    let (irq, kt) = std::thread::scope(|s| {
-        let irq = s.spawn(|| {
-            let r = rt_thread(cpu, p.irq_prio, || irq_loop(&sh));
+    let (irqs, kt) = std::thread::scope(|s| {
+        let sh = &sh;
+        let irqs: Vec<_> = irq_devices
+            .iter()
+            .zip(&sh.irq_bells)
+            .map(|(devices, bell)| {
+                s.spawn(move || {
+                    let r = kernel_thread(cpu, irq_prio, || irq_loop(sh, devices, bell));
+                    sh.done.store(true, Ordering::Relaxed);
+                    sh.ring_irqs();
+                    r
+                })
+            })
+            .collect();
+        let kt = s.spawn(move || {
+            let r = kernel_thread(cpu, kt_prio, || kthread_loop(sh));
             sh.done.store(true, Ordering::Relaxed);
+            sh.ring_irqs();
             r
         });
-        let kt = s.spawn(|| {
-            let r = rt_thread(cpu, p.softirq_prio, || kthread_loop(&sh));
-            sh.done.store(true, Ordering::Relaxed);
-            sh.irq_bell.ring();
-            r
-        });
-        (irq.join(), kt.join())
+        (irqs.into_iter().map(|h| h.join()).collect::<Vec<_>>(), kt.join())
     });
-    let irq_ns = irq.map_err(|_| anyhow::anyhow!("the interrupt thread panicked"))??;
+    let mut irq_ns = 0;
+    for irq in irqs {
+        irq_ns += irq.map_err(|_| anyhow::anyhow!("an interrupt thread panicked"))??;
+    }
     let kt_ns = kt.map_err(|_| anyhow::anyhow!("the kernel thread panicked"))??;
     // Tell the apps the kernel is done (best effort; they have their own deadline).
     let mut end = vec![0u8; p.payload];
@@ -271,31 +299,36 @@ pub fn run(
     Ok(r)
 }
 
-/// Pin the calling thread to `cpu`, make it SCHED_FIFO at `prio` (restored on return), run
-/// `body` and return the thread's CPU time in ns.
-fn rt_thread(cpu: usize, prio: i32, body: impl FnOnce() -> Result<()>) -> Result<u64> {
+/// Pin the calling thread to `cpu`, make it SCHED_FIFO at `fifo_prio` or else SCHED_OTHER at
+/// nice 0 (restored on return), run `body` and return the thread's CPU time in ns.
+fn kernel_thread(cpu: usize, fifo_prio: Option<i32>, body: impl FnOnce() -> Result<()>) -> Result<u64> {
     schedlab_os::affinity::set_affinity(0, &[cpu])?;
-    let fifo = SchedParams { reset_on_fork: true, ..SchedParams::new(LinuxPolicy::Fifo, prio) };
-    let _guard = SchedGuard::apply(0, &fifo)?;
+    let params = match fifo_prio {
+        Some(prio) => SchedParams { reset_on_fork: true, ..SchedParams::new(LinuxPolicy::Fifo, prio) },
+        None => SchedParams::other_nice(0),
+    };
+    let _guard = SchedGuard::apply(0, &params)?;
     let c0 = thread_cpu_ns();
     body()?;
     Ok(thread_cpu_ns() - c0)
 }
 
-fn irq_loop(sh: &Shared) -> Result<()> {
+/// An interrupt thread: takes the packets of `devices`, woken through `bell`.
+fn irq_loop(sh: &Shared, devices: &[usize], bell: &Bell) -> Result<()> {
     let n = sh.p.dev;
     let mut buf = vec![0u8; 2048];
     while !sh.over() {
         if !sh.lock().strat.interrupts_enabled() {
-            sh.irq_bell.wait(Duration::from_millis(10));
+            bell.wait(Duration::from_millis(10));
             continue;
         }
         // Wait for an "interrupt": a device socket with a packet.
-        let mut fds: Vec<std::os::fd::BorrowedFd> = sh.socks.devs.iter().map(std::os::fd::AsFd::as_fd).collect();
-        fds.push(std::os::fd::AsFd::as_fd(&sh.irq_bell.rx));
+        let mut fds: Vec<std::os::fd::BorrowedFd> =
+            devices.iter().map(|&d| std::os::fd::AsFd::as_fd(&sh.socks.devs[d])).collect();
+        fds.push(std::os::fd::AsFd::as_fd(&bell.rx));
         let readable = net::wait_readable(&fds, Duration::from_millis(10)).context("poll on the device sockets")?;
-        let ready: Vec<usize> = (0..n).filter(|&d| readable[d]).collect();
-        sh.irq_bell.drain();
+        let ready: Vec<usize> = devices.iter().zip(&readable).filter(|(_, &r)| r).map(|(&d, _)| d).collect();
+        bell.drain();
         'devices: for d in ready {
             let mut first = true;
             loop {
@@ -435,7 +468,7 @@ fn kthread_loop(sh: &Shared) -> Result<()> {
         let v = st.view(n);
         st.strat.job_done(job, outcome, &v);
         if !before && st.strat.interrupts_enabled() {
-            sh.irq_bell.ring();
+            sh.ring_irqs();
         }
     }
     Ok(())

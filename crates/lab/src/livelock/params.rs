@@ -1,6 +1,7 @@
 //! The live system's parameters — the seed's Tables I–III (`fun`, `wait`, `lambda`, `mu`,
 //! `var`, `inc`, `dev`, `maxtime`, `lag`, `eval_lat`, `experiment`, `print`, `sz`,
-//! `perc_occup`, ports) plus the kernel role's busy-work costs and CPU — and their checks.
+//! `perc_occup`, ports) plus the kernel role's busy-work costs, threads and CPU — and their
+//! checks.
 
 use schedlab_netrx::arrival::ArrivalParams;
 use schedlab_netrx::strategy::{StrategyKind, StrategyParams};
@@ -67,6 +68,55 @@ impl Default for BusyCosts {
     }
 }
 
+impl BusyCosts {
+    /// CPU one packet costs from interrupt to delivery.
+    pub fn per_packet_ns(&self) -> u64 {
+        self.irq_ns + self.proto_ns + self.deliver_ns
+    }
+
+    /// The same split, scaled so that one CPU handles `pps` packets per second from interrupt to
+    /// delivery: where an interrupt-driven receiver stops keeping up when nothing else runs.
+    pub fn scaled_to_knee(&self, pps: f64) -> BusyCosts {
+        let k = 1e9 / pps / self.per_packet_ns() as f64;
+        let s = |ns: u64| (ns as f64 * k).round() as u64;
+        BusyCosts { irq_ns: s(self.irq_ns), proto_ns: s(self.proto_ns), deliver_ns: s(self.deliver_ns) }
+    }
+}
+
+/// How the kernel role's threads are scheduled on its CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelThreads {
+    /// One interrupt thread at SCHED_FIFO `irq_prio` above the kernel thread at `softirq_prio`:
+    /// interrupts pre-empt delivery, as in a kernel.
+    #[default]
+    Priorities,
+    /// The seed's `kernel.py`: one receiving thread per device beside the delivery thread, all
+    /// SCHED_OTHER at nice 0 (Python threads at equal priority, time-shared by the OS), and the
+    /// device sockets at the system's default receive buffer (the seed set none).
+    Equal,
+}
+
+impl std::str::FromStr for KernelThreads {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, ParamError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "priorities" => Ok(KernelThreads::Priorities),
+            "equal" => Ok(KernelThreads::Equal),
+            _ => Err(ParamError::new("threads", s, "expected priorities or equal")),
+        }
+    }
+}
+
+impl std::fmt::Display for KernelThreads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KernelThreads::Priorities => "priorities",
+            KernelThreads::Equal => "equal",
+        })
+    }
+}
+
 /// Everything a live run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LiveParams {
@@ -93,6 +143,10 @@ pub struct LiveParams {
     /// more urgent; the interrupt thread must be above).
     pub irq_prio: i32,
     pub softirq_prio: i32,
+    /// How the kernel role's threads are scheduled (the priorities above apply to
+    /// `Priorities` only).
+    #[serde(default)]
+    pub threads: KernelThreads,
     /// SO_RCVBUF of each application socket, bytes.
     pub app_rcvbuf: usize,
 }
@@ -116,6 +170,7 @@ impl Default for LiveParams {
             kernel_cpu: None,
             irq_prio: 60,
             softirq_prio: 50,
+            threads: KernelThreads::Priorities,
             app_rcvbuf: 4 << 20,
         }
     }
@@ -145,6 +200,16 @@ impl LiveParams {
                 format!("between {} and 1400 bytes", crate::livelock::packet::HEADER),
             ));
         }
+        if self.threads == KernelThreads::Priorities {
+            self.validate_priorities()?;
+        }
+        if self.experiment.is_empty() || self.experiment.contains(['/', '\\']) || self.experiment.starts_with('.') {
+            return Err(ParamError::new("experiment", &self.experiment, "a plain directory name"));
+        }
+        self.ports.validate(self.dev)
+    }
+
+    fn validate_priorities(&self) -> Result<(), ParamError> {
         if !(1..=98).contains(&self.irq_prio) || !(1..=98).contains(&self.softirq_prio) {
             return Err(ParamError::new(
                 "RT priority",
@@ -159,10 +224,7 @@ impl LiveParams {
                 format!("must be above the kernel thread's {} so interrupts pre-empt delivery", self.softirq_prio),
             ));
         }
-        if self.experiment.is_empty() || self.experiment.contains(['/', '\\']) || self.experiment.starts_with('.') {
-            return Err(ParamError::new("experiment", &self.experiment, "a plain directory name"));
-        }
-        self.ports.validate(self.dev)
+        Ok(())
     }
 }
 
@@ -193,5 +255,17 @@ mod tests {
         assert_eq!(p.validate().unwrap_err().name, "lambda");
         let p = Ports { kernel_port: 65535, app_port: 1000 };
         assert!(p.validate(3).is_err());
+        // Equal threads take no priorities, so none is checked.
+        let p = LiveParams { irq_prio: 40, threads: KernelThreads::Equal, ..Default::default() };
+        p.validate().unwrap();
+        assert_eq!("equal".parse::<KernelThreads>().unwrap(), KernelThreads::Equal);
+        assert_eq!("fifo".parse::<KernelThreads>().unwrap_err().name, "threads");
+    }
+
+    #[test]
+    fn costs_scaled_to_a_knee_keep_their_split() {
+        let c = BusyCosts::default().scaled_to_knee(250.0);
+        assert_eq!(c.per_packet_ns(), 4_000_000);
+        assert_eq!((c.irq_ns, c.proto_ns, c.deliver_ns), (2_500_000, 1_000_000, 500_000));
     }
 }

@@ -1,9 +1,13 @@
 //! The seed's experiment — 3 devices, buffer 100, `perc_occup` 80 %, constant waits from
 //! 8.85e-11 s to 0.005 s (×1.176 per step), 12 s per point — for every strategy, live and
 //! modelled, plus the paper's curves from the `mogul96` model (figures 6-1, 6-3 and 6-5).
+//!
+//! Two configurations of the kernel role: `priorities` (interrupts pre-empt delivery, as in a
+//! kernel) and `seed` (the seed's equal-priority threads, with busy work scaled so that the
+//! knee sits at the seed's rate — a calibration, swept over rates around that knee).
 
 use super::live::{self, LatencyUs, LiveResult, RoleCpu};
-use super::params::LiveParams;
+use super::params::{BusyCosts, KernelThreads, LiveParams};
 use crate::Scale;
 use anyhow::Result;
 use schedlab_netrx::arrival::ArrivalParams;
@@ -35,9 +39,59 @@ impl FromStr for Mode {
     }
 }
 
+/// Which kernel role a sweep runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Config {
+    /// Interrupts pre-empt delivery (SCHED_FIFO priorities), the default busy work, the seed's
+    /// waits.
+    Priorities,
+    /// The seed's equal-priority threads, busy work scaled to the seed's knee, rates from 0.3× to
+    /// 6× that knee; live only (the model has no time-shared threads).
+    Seed,
+}
+
+impl FromStr for Config {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, ParamError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "priorities" => Ok(Config::Priorities),
+            "seed" => Ok(Config::Seed),
+            _ => Err(ParamError::new("config", s, "expected priorities or seed")),
+        }
+    }
+}
+
+impl Config {
+    /// How the report names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Config::Priorities => "interrupts above delivery",
+            Config::Seed => "the seed's equal-priority threads",
+        }
+    }
+
+    /// What its files' names end with.
+    pub fn file_suffix(self) -> &'static str {
+        match self {
+            Config::Priorities => "",
+            Config::Seed => "_seed_config",
+        }
+    }
+}
+
+/// The rate the seed's interrupt and hybrid strategies kept up to (pkt/s, its text).
+pub fn seed_knee_pps() -> f64 {
+    crate::seed_data::seed("002_receive_livelock")["landmarks_pps"]["interrupt_keeps_up_to"].as_f64().unwrap_or(250.0)
+}
+
+/// The seed configuration's offered rates span this many times its knee, below and above.
+const SEED_RATES_OVER_KNEE: (f64, f64) = (0.3, 6.0);
+
 /// A sweep's shape.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepConfig {
+    pub config: Config,
     pub modes: Vec<Mode>,
     pub strategies: Vec<StrategyKind>,
     /// Inter-send waits per device, slowest first.
@@ -66,6 +120,7 @@ impl SweepConfig {
             ..LiveParams::default()
         };
         SweepConfig {
+            config: Config::Priorities,
             modes: vec![Mode::Live, Mode::Model],
             strategies: StrategyKind::ALL.to_vec(),
             waits,
@@ -73,6 +128,32 @@ impl SweepConfig {
             base,
             paper_seconds: if scale == Scale::Quick { 1.0 } else { 2.0 },
         }
+    }
+
+    /// The seed configuration at `scale`: 7, 11 or 21 offered rates spread evenly (on a log
+    /// scale) from 0.3× to 6× the seed's knee, the scale's seconds per point.
+    pub fn seed_for_scale(scale: Scale) -> Self {
+        let mut c = Self::for_scale(scale);
+        let n = match scale {
+            Scale::Quick => 7,
+            Scale::Default => 11,
+            Scale::Full => 21,
+        };
+        let knee = seed_knee_pps();
+        let (lo, hi) = SEED_RATES_OVER_KNEE;
+        let dev = c.base.dev as f64;
+        c.waits = (0..n)
+            .map(|i| {
+                let rate = knee * lo * (hi / lo).powf(i as f64 / (n - 1) as f64);
+                dev / rate
+            })
+            .collect();
+        c.config = Config::Seed;
+        c.modes = vec![Mode::Live];
+        c.strategies = vec![StrategyKind::Interrupt, StrategyKind::Polling, StrategyKind::Hybrid];
+        c.base.threads = KernelThreads::Equal;
+        c.base.costs = BusyCosts::default().scaled_to_knee(knee);
+        c
     }
 
     /// Check the template and the waits.

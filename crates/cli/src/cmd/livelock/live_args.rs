@@ -5,7 +5,7 @@ use crate::output::OutputArgs;
 use crate::units;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use schedlab_lab::livelock::params::{BusyCosts, LiveParams, Ports};
+use schedlab_lab::livelock::params::{BusyCosts, KernelThreads, LiveParams, Ports};
 use schedlab_netrx::arrival::{ArrivalParams, Fun};
 use schedlab_netrx::strategy::{StrategyKind, StrategyParams};
 use schedlab_os::clock::monotonic_ns;
@@ -16,23 +16,28 @@ use std::time::Duration;
 /// The live kernel's per-packet busy work, shared by `live`/`kernel` and `sweep`.
 #[derive(ClapArgs, Clone)]
 pub struct CostArgs {
-    /// Busy work per interrupt in the interrupt thread (e.g. 25us).
-    #[arg(long, default_value = "25us", value_parser = units::duration)]
-    irq_cost: Duration,
-    /// Busy work per packet for protocol processing in the kernel thread.
-    #[arg(long, default_value = "10us", value_parser = units::duration)]
-    proto_cost: Duration,
-    /// Busy work per packet for delivery in the kernel thread.
-    #[arg(long, default_value = "5us", value_parser = units::duration)]
-    deliver_cost: Duration,
+    /// Busy work per interrupt in the interrupt thread [default: 25us; sweep --config seed:
+    /// 2.5ms].
+    #[arg(long, value_parser = units::duration)]
+    irq_cost: Option<Duration>,
+    /// Busy work per packet for protocol processing in the kernel thread [default: 10us;
+    /// sweep --config seed: 1ms].
+    #[arg(long, value_parser = units::duration)]
+    proto_cost: Option<Duration>,
+    /// Busy work per packet for delivery in the kernel thread [default: 5us; sweep --config
+    /// seed: 500us].
+    #[arg(long, value_parser = units::duration)]
+    deliver_cost: Option<Duration>,
 }
 
 impl CostArgs {
-    pub fn busy_costs(&self) -> BusyCosts {
+    /// The costs given, the others from `default`.
+    pub fn busy_costs(&self, default: BusyCosts) -> BusyCosts {
+        let ns = |d: Option<Duration>, or: u64| d.map_or(or, |d| d.as_nanos() as u64);
         BusyCosts {
-            irq_ns: self.irq_cost.as_nanos() as u64,
-            proto_ns: self.proto_cost.as_nanos() as u64,
-            deliver_ns: self.deliver_cost.as_nanos() as u64,
+            irq_ns: ns(self.irq_cost, default.irq_ns),
+            proto_ns: ns(self.proto_cost, default.proto_ns),
+            deliver_ns: ns(self.deliver_cost, default.deliver_ns),
         }
     }
 }
@@ -105,6 +110,11 @@ pub struct LiveArgs {
     /// SCHED_FIFO priority of the kernel (delivery/poll) thread; must be below --irq-prio.
     #[arg(long, default_value_t = 50)]
     softirq_prio: i32,
+    /// The kernel role's threads: priorities (one interrupt thread at --irq-prio above the
+    /// delivery thread at --softirq-prio) or equal (the seed's kernel.py: one receiving thread
+    /// per device beside the delivery thread, all SCHED_OTHER nice 0, default socket buffers).
+    #[arg(long, default_value = "priorities")]
+    threads: KernelThreads,
     /// UDP payload bytes (20–1400).
     #[arg(long, default_value_t = 32)]
     payload: usize,
@@ -143,12 +153,13 @@ impl LiveArgs {
                 quota: self.quota,
                 ..Default::default()
             },
-            costs: self.costs.busy_costs(),
+            costs: self.costs.busy_costs(BusyCosts::default()),
             ports: Ports { kernel_port: self.kernel_port, app_port: self.app_port },
             payload: self.payload,
             kernel_cpu: self.kernel_cpu,
             irq_prio: self.irq_prio,
             softirq_prio: self.softirq_prio,
+            threads: self.threads,
             ..LiveParams::default()
         };
         p.validate().or_usage()?;

@@ -34,6 +34,9 @@ role runs two SCHED_FIFO threads on one CPU (never CPU 0 when another exists): a
 thread (priority 60) above a delivery/poll thread (priority 50; a higher number is more urgent),
 so a flood of interrupts really starves delivery - receive livelock - unless the strategy polls
 (napi). Live commands need root and RT throttling on; every run ends after --maxtime + --lag.
+The seed's own configuration is there too: --threads equal (one receiving thread per device
+beside the delivery thread, all SCHED_OTHER nice 0, as the seed's Python threads were), and
+sweep --config seed (that, with busy work scaled so the knee sits at the seed's 250 pkt/s).
 
 Strategies: interrupt (the unmodified kernel), polling (the seed's round robin), hybrid (the
 seed's: interrupts until the buffer is full, then polling down to --perc-occup %), napi (the
@@ -42,6 +45,7 @@ paper's fix: interrupt only schedules polling, quota per poll, queue feedback).
 Examples:
   sudo schedlab livelock live --strategy interrupt --wait 10us --maxtime 3s
   sudo schedlab livelock sweep --quick
+  sudo schedlab livelock sweep --config seed --quick
   schedlab livelock sweep --quick --mode model --json
   schedlab livelock model --preset mogul96 --strategy napi --quota 5 --input-pps 10000
   (three terminals, in this order) schedlab livelock apps; sudo schedlab livelock kernel;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use schedlab_lab::livelock::params::Ports;
 use schedlab_lab::livelock::roles::ModelRequest;
-use schedlab_lab::livelock::sweep::{Mode, SweepConfig};
+use schedlab_lab::livelock::sweep::{Config, Mode, SweepConfig};
 use schedlab_lab::Scale;
 use schedlab_netrx::model::Preset;
 use schedlab_netrx::strategy::StrategyKind;
@@ -84,12 +84,19 @@ pub struct SweepArgs {
     /// The seed's scale: 111 waits of 12 s per strategy (hours).
     #[arg(long)]
     full: bool,
-    /// Which halves to run: live, model or both (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "live,model")]
-    mode: Vec<Mode>,
-    /// Strategies to sweep (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "interrupt,polling,hybrid,napi")]
-    strategies: Vec<StrategyKind>,
+    /// The kernel role: priorities (interrupts pre-empt delivery; the seed's waits) or seed
+    /// (the seed's equal-priority threads, busy work scaled so one CPU handles the seed's 250
+    /// pkt/s from interrupt to delivery, rates from 0.3× to 6× that; live only).
+    #[arg(long, default_value = "priorities")]
+    config: Config,
+    /// Which halves to run: live, model or both (comma-separated) [default: live,model;
+    /// --config seed: live].
+    #[arg(long, value_delimiter = ',')]
+    mode: Option<Vec<Mode>>,
+    /// Strategies to sweep (comma-separated) [default: interrupt,polling,hybrid,napi;
+    /// --config seed: interrupt,polling,hybrid].
+    #[arg(long, value_delimiter = ',')]
+    strategies: Option<Vec<StrategyKind>>,
     #[command(flatten)]
     costs: CostArgs,
     /// Base ports (device i → kernel-port + i, kernel → app-port + i).
@@ -104,13 +111,26 @@ pub struct SweepArgs {
 
 impl SweepArgs {
     pub fn config(&self) -> Result<SweepConfig> {
-        if self.mode.is_empty() || self.strategies.is_empty() {
+        let scale = Scale::from_flags(self.quick, self.full);
+        let mut cfg = match self.config {
+            Config::Priorities => SweepConfig::for_scale(scale),
+            Config::Seed => SweepConfig::seed_for_scale(scale),
+        };
+        if let Some(m) = &self.mode {
+            cfg.modes = m.clone();
+        }
+        if let Some(s) = &self.strategies {
+            cfg.strategies = s.clone();
+        }
+        if cfg.modes.is_empty() || cfg.strategies.is_empty() {
             schedlab_os::bail_usage!("nothing to sweep: give at least one --mode and one --strategies value");
         }
-        let mut cfg = SweepConfig::for_scale(Scale::from_flags(self.quick, self.full));
-        cfg.modes = self.mode.clone();
-        cfg.strategies = self.strategies.clone();
-        cfg.base.costs = self.costs.busy_costs();
+        if self.config == Config::Seed && cfg.modes.contains(&Mode::Model) {
+            schedlab_os::bail_usage!(
+                "--config seed runs live only: the model has no time-shared kernel threads (drop --mode model)"
+            );
+        }
+        cfg.base.costs = self.costs.busy_costs(cfg.base.costs);
         cfg.base.ports = Ports { kernel_port: self.kernel_port, app_port: self.app_port };
         cfg.validate().or_usage()?;
         Ok(cfg)
