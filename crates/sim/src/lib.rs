@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod policies;
 pub mod policy;
 pub mod rtapp;
+mod task_spec;
 pub mod workload;
 
 pub use policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};

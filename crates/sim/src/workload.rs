@@ -23,11 +23,11 @@
 //!
 //! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
 
-use crate::policy::{CpuId, Dur, Time};
+use crate::policy::{CpuId, Dur};
+pub use crate::task_spec::{RareFields, TaskSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::Arc;
 
 /// Why a workload was rejected; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,55 +102,6 @@ struct RawWakeUp {
     at: f64,
     /// The index of the task woken (in `tasks`); it must list the interval in `until_woken`.
     task: usize,
-}
-
-/// One task. Times in nanoseconds.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TaskSpec {
-    /// Shared, so per-task results carry the name without copying it.
-    pub name: Arc<str>,
-    pub arrival: Time,
-    /// CPU, I/O, CPU, … (odd count: starts and ends with CPU).
-    pub bursts: Vec<Dur>,
-    /// Lower number = higher priority — except for classes `fifo`/`rr` under `linux`, where it is
-    /// the Linux real-time priority 1–99 and a higher number wins.
-    pub priority: i32,
-    /// Share weight (WRR, stride, lottery); ≥ 1.
-    pub weight: u32,
-    /// Linux nice −20..=19 (CFS).
-    pub nice: i32,
-    /// Relative deadline of each job (from its release).
-    pub deadline: Option<Dur>,
-    /// Period of a periodic task: job k is released at `arrival + k × period`.
-    pub period: Option<Dur>,
-    /// `sched_attr.sched_runtime`: for class `deadline` under `linux`, the CBS runtime per period
-    /// (with `deadline` as the relative deadline); for a fair task under `linux`/`eevdf`, a
-    /// custom slice (the kernel clamps it to 0.1–100 ms). Unused by other policies.
-    pub runtime: Option<Dur>,
-    /// Number of jobs (periodic tasks); 1 otherwise.
-    pub jobs: u32,
-    /// Allowed CPUs; None = any.
-    pub affinity: Option<Vec<CpuId>>,
-    /// Queue or class for `mlq`/`linux`/`freebsd`/`windows` (e.g. "0", "fifo", "deadline").
-    pub class: Option<String>,
-    pub locks: Vec<LockUse>,
-    /// Wake-ups it gives other tasks, ordered by (burst, at).
-    pub wakes: Vec<WakeUp>,
-    /// Its blocked intervals (0 = the first I/O entry, counted per job) that last until another
-    /// task wakes it rather than for their length.
-    pub until_woken: Vec<usize>,
-    /// Where it reads its own CPU clock, ordered by (burst, at): an expired slice ends there.
-    pub runtime_reads: Vec<BurstPoint>,
-    /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
-    /// that was already there: where the trace first shows it). None: the policy places it.
-    pub start_cpu: Option<CpuId>,
-}
-
-impl TaskSpec {
-    /// A CPU-only task: one burst, weight 1.
-    pub fn cpu(name: &str, arrival: Time, burst: Dur) -> Self {
-        TaskSpec { name: name.into(), arrival, bursts: vec![burst], weight: 1, jobs: 1, ..Default::default() }
-    }
 }
 
 /// A workload: tasks and, optionally, the number of CPUs it was written for.
@@ -489,17 +440,20 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             return Err(err(format!("tasks[{i}].until_woken[{k}]"), "indices must be increasing"));
         }
     }
-    Ok(TaskSpec {
+    let spec = TaskSpec {
         name: t.name.map_or_else(|| format!("T{i}").into(), Into::into),
         arrival: ms_to_ns(&f("arrival"), t.arrival)?,
         bursts,
         priority: t.priority,
         weight: t.weight as u32,
         nice: t.nice,
+        jobs,
+        ..TaskSpec::default()
+    };
+    Ok(spec.with(RareFields {
         deadline,
         period,
         runtime,
-        jobs,
         affinity: t.affinity,
         class: t.class,
         locks: t.locks,
@@ -507,7 +461,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
-    })
+    }))
 }
 
 /// The smallest runtime Linux accepts for SCHED_DEADLINE (`1 << DL_SCALE` ns, __checkparam_dl).
@@ -627,11 +581,10 @@ mod tests {
         let mut fields: Vec<&str> = task["properties"].as_object().unwrap().keys().map(String::as_str).collect();
         fields.sort_unstable();
         // Every key a fully populated task serializes to is described.
-        let full = TaskSpec {
+        let full = TaskSpec { jobs: 2, ..TaskSpec::cpu("A", 0, 1) }.with(RareFields {
             deadline: Some(1),
             period: Some(1),
             runtime: Some(1),
-            jobs: 2,
             affinity: Some(vec![0]),
             class: Some("fifo".into()),
             locks: vec![LockUse { name: "L".into(), burst: 0 }],
@@ -639,8 +592,7 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
-            ..TaskSpec::cpu("A", 0, 1)
-        };
+        });
         let w = Workload { cpus: Some(1), tasks: vec![full] };
         let written: serde_json::Value = serde_json::from_str(&w.to_json_string()).unwrap();
         for key in written["tasks"][0].as_object().unwrap().keys() {

@@ -38,8 +38,16 @@ fn finishes(r: &SimResult) -> Vec<Option<u64>> {
 fn mlq_foreground_rr_preempts_background_fcfs() {
     let tasks = vec![
         TaskSpec { priority: 1, ..cpu("B1", 0, 10) }, // no class: priority 1 → queue 1
-        TaskSpec { class: Some("9".into()), ..cpu("B2", 0, 5) }, // class 9, clamped → queue 1
-        TaskSpec { class: Some("0".into()), priority: 5, ..cpu("F1", 3, 6) }, // class wins → 0
+        {
+            let mut t = cpu("B2", 0, 5);
+            t.class = Some("9".into());
+            t
+        }, // class 9, clamped → queue 1
+        {
+            let mut t = TaskSpec { priority: 5, ..cpu("F1", 3, 6) };
+            t.class = Some("0".into());
+            t
+        }, // class wins → 0
         TaskSpec { priority: 0, ..cpu("F2", 4, 3) },  // no class: priority 0 → 0
     ];
     let r = run(tasks, "mlq:queues=rr/quantum=4ms+fcfs", None);
@@ -263,11 +271,11 @@ fn freebsd_4bsd_nice_hogs_first_two_seconds() {
 /// (`resetpriority_thread()`), so the decay can reorder tasks that are waiting.
 #[test]
 fn freebsd_4bsd_decay_requeues_waiting_tasks() {
-    let tasks = vec![
-        cpu("A", 0, 5000),
-        TaskSpec { nice: 19, ..cpu("B", 1995, 5000) },
-        TaskSpec { class: Some("realtime".into()), ..cpu("R", 1990, 100) },
-    ];
+    let tasks = vec![cpu("A", 0, 5000), TaskSpec { nice: 19, ..cpu("B", 1995, 5000) }, {
+        let mut t = cpu("R", 1990, 100);
+        t.class = Some("realtime".into());
+        t
+    }];
     let r = run(tasks, "freebsd_4bsd", Some(2190));
     // A runs alone. At 1000 (load 1, factor 2/3) its 100 estcpu become 66; by 1990 it has
     // 66 + 99 = 165 → 160 + 41 = 201 (queue 50) when R (real time) pre-empts it. B arrives at

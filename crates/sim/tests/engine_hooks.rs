@@ -210,7 +210,11 @@ fn blocked_is_called_for_io_and_the_end_of_a_periodic_job_not_for_an_exit() {
             // CPU 2, I/O 3, CPU 1: blocks at 2, wakes at 5.
             TaskSpec { bursts: vec![2 * MS, 3 * MS, MS], ..TaskSpec::cpu("io", 0, 0) },
             // Two jobs of 1 ms, period 10: sleeps after the first job, released again at 10.
-            TaskSpec { period: Some(10 * MS), jobs: 2, ..TaskSpec::cpu("periodic", 0, MS) },
+            {
+                let mut t = TaskSpec { jobs: 2, ..TaskSpec::cpu("periodic", 0, MS) };
+                t.period = Some(10 * MS);
+                t
+            },
         ],
     };
     let mut p = Recorder { rr: RoundRobin::new(100 * MS), log: vec![], tick: None };
@@ -231,8 +235,16 @@ fn a_lock_wait_blocks() {
     let w = Workload {
         cpus: Some(1),
         tasks: vec![
-            TaskSpec { priority: 2, locks: lock.clone(), ..TaskSpec::cpu("holder", 0, 4 * MS) },
-            TaskSpec { priority: 0, locks: lock, ..TaskSpec::cpu("waiter", MS, MS) },
+            {
+                let mut t = TaskSpec { priority: 2, ..TaskSpec::cpu("holder", 0, 4 * MS) };
+                t.locks = lock.clone();
+                t
+            },
+            {
+                let mut t = TaskSpec { priority: 0, ..TaskSpec::cpu("waiter", MS, MS) };
+                t.locks = lock;
+                t
+            },
         ],
     };
     struct Blocks(Box<dyn Policy>, Vec<(TaskId, Time)>);

@@ -14,7 +14,7 @@ use protocol::Checked;
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::metrics;
 use schedlab_sim::policies::{by_spec, CATALOGUE};
-use schedlab_sim::workload::{BurstPoint, LockUse, TaskSpec, WakeUp, Workload};
+use schedlab_sim::workload::{BurstPoint, LockUse, RareFields, TaskSpec, WakeUp, Workload};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -64,10 +64,13 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 priority: prio,
                 weight,
                 nice,
+                jobs,
+                ..TaskSpec::default()
+            }
+            .with(RareFields {
                 deadline: deadline.map(|d| d * US),
                 period,
                 runtime: runtime.map(|r| r * US),
-                jobs,
                 affinity: aff.map(|s| s.into_iter().collect()),
                 class: class.map(str::to_string),
                 locks: lock
@@ -77,7 +80,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 until_woken: Vec::new(),
                 runtime_reads: Vec::new(),
                 start_cpu: None,
-            }
+            })
         })
 }
 

@@ -12,7 +12,11 @@ fn run(w: &Workload, spec: &str, cfg: SimConfig) -> SimResult {
 }
 
 fn class(c: &str, priority: i32, t: TaskSpec) -> TaskSpec {
-    TaskSpec { class: Some(c.into()), priority, ..t }
+    {
+        let mut t = TaskSpec { priority, ..t };
+        t.class = Some(c.into());
+        t
+    }
 }
 
 fn one_cpu(tasks: Vec<TaskSpec>) -> Workload {
@@ -79,12 +83,13 @@ fn rr_tasks_of_one_level_take_turns_of_100_ms() {
 }
 
 fn dl(name: &str, runtime: u64, deadline: u64, period: u64, burst: u64) -> TaskSpec {
-    TaskSpec {
-        class: Some("deadline".into()),
-        runtime: Some(runtime * MS),
-        deadline: Some(deadline * MS),
-        period: Some(period * MS),
-        ..TaskSpec::cpu(name, 0, burst * MS)
+    {
+        let mut t = TaskSpec::cpu(name, 0, burst * MS);
+        t.class = Some("deadline".into());
+        t.runtime = Some(runtime * MS);
+        t.deadline = Some(deadline * MS);
+        t.period = Some(period * MS);
+        t
     }
 }
 
@@ -171,8 +176,16 @@ fn fair_tasks_follow_eevdf_and_its_parameters() {
     // The fair parameters are eevdf's.
     let w = one_cpu(vec![
         TaskSpec { nice: -5, ..TaskSpec::cpu("a", 0, 10_000 * MS) },
-        TaskSpec { class: Some("batch".into()), ..TaskSpec::cpu("b", 0, 10_000 * MS) },
-        TaskSpec { class: Some("idle".into()), ..TaskSpec::cpu("c", 0, 10_000 * MS) },
+        {
+            let mut t = TaskSpec::cpu("b", 0, 10_000 * MS);
+            t.class = Some("batch".into());
+            t
+        },
+        {
+            let mut t = TaskSpec::cpu("c", 0, 10_000 * MS);
+            t.class = Some("idle".into());
+            t
+        },
     ]);
     assert_eq!(
         run(&w, "eevdf:base_slice=3ms", cfg.clone()).overall,

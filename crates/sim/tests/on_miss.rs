@@ -14,7 +14,11 @@ const MS: u64 = 1_000_000;
 
 /// One task, period 10 ms, four jobs of 15 ms each: every job overruns its period.
 fn overrunning() -> Workload {
-    let t = TaskSpec { period: Some(10 * MS), jobs: 4, ..TaskSpec::cpu("late", 0, 15 * MS) };
+    let t = {
+        let mut t = TaskSpec { jobs: 4, ..TaskSpec::cpu("late", 0, 15 * MS) };
+        t.period = Some(10 * MS);
+        t
+    };
     Workload { cpus: Some(1), tasks: vec![t] }
 }
 
@@ -60,11 +64,11 @@ fn skip_keeps_a_release_that_came_before_the_late_jobs_deadline() {
     // before job 1's deadline, so it is kept and runs 36–54 (deadline 45: missed).
     let mk = |c: u64| Workload {
         cpus: Some(1),
-        tasks: vec![TaskSpec {
-            period: Some(10 * MS),
-            deadline: Some(25 * MS),
-            jobs: 3,
-            ..TaskSpec::cpu("d", 0, c * MS)
+        tasks: vec![{
+            let mut t = TaskSpec { jobs: 3, ..TaskSpec::cpu("d", 0, c * MS) };
+            t.period = Some(10 * MS);
+            t.deadline = Some(25 * MS);
+            t
         }],
     };
     let cfg = SimConfig { on_miss: OnMiss::Skip, ..SimConfig::default() };
@@ -97,7 +101,11 @@ fn abort_spares_a_job_that_ends_on_its_deadline() {
     // 10 ms jobs, period 10: each ends exactly at its deadline, which is not late.
     let w = Workload {
         cpus: Some(1),
-        tasks: vec![TaskSpec { period: Some(10 * MS), jobs: 2, ..TaskSpec::cpu("exact", 0, 10 * MS) }],
+        tasks: vec![{
+            let mut t = TaskSpec { jobs: 2, ..TaskSpec::cpu("exact", 0, 10 * MS) };
+            t.period = Some(10 * MS);
+            t
+        }],
     };
     let r =
         simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig { on_miss: OnMiss::Abort, ..SimConfig::default() });
@@ -111,11 +119,10 @@ fn abort_drops_a_job_in_io_and_ignores_its_late_io_completion() {
     // aborted at 20. Job 0's I/O completion at 22 and job 1's at 32 find no job waiting for them.
     let w = Workload {
         cpus: Some(1),
-        tasks: vec![TaskSpec {
-            bursts: vec![2 * MS, 20 * MS, 2 * MS],
-            period: Some(10 * MS),
-            jobs: 2,
-            ..TaskSpec::cpu("io", 0, 2 * MS)
+        tasks: vec![{
+            let mut t = TaskSpec { bursts: vec![2 * MS, 20 * MS, 2 * MS], jobs: 2, ..TaskSpec::cpu("io", 0, 2 * MS) };
+            t.period = Some(10 * MS);
+            t
         }],
     };
     let r =
@@ -132,7 +139,11 @@ fn abort_takes_a_waiting_job_off_the_queue() {
     let w = Workload {
         cpus: Some(1),
         tasks: vec![
-            TaskSpec { period: Some(10 * MS), jobs: 2, ..TaskSpec::cpu("starved", 0, 5 * MS) },
+            {
+                let mut t = TaskSpec { jobs: 2, ..TaskSpec::cpu("starved", 0, 5 * MS) };
+                t.period = Some(10 * MS);
+                t
+            },
             TaskSpec::cpu("hog", 0, 30 * MS),
         ],
     };
@@ -153,7 +164,12 @@ fn overloaded() -> impl Strategy<Value = Workload> {
                 Some(io) => vec![c * MS, io * MS, MS],
                 None => vec![c * MS],
             };
-            TaskSpec { bursts, period: Some(t * MS), jobs, deadline: d.map(|d| d * MS), ..TaskSpec::cpu("p", 0, MS) }
+            {
+                let mut spec = TaskSpec { bursts, jobs, ..TaskSpec::cpu("p", 0, MS) };
+                spec.period = Some(t * MS);
+                spec.deadline = d.map(|d| d * MS);
+                spec
+            }
         },
     );
     (prop::collection::vec(task, 1..5), 1usize..3, 0u64..20).prop_map(|(mut tasks, cpus, hog)| {

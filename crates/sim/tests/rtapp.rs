@@ -297,8 +297,16 @@ fn instances_policies_affinity_and_delay() {
     assert_eq!(v["tasks"]["rt"]["priority"], 90);
     assert_eq!(import(&out).unwrap(), w);
     // RT priority 90 stays more urgent than 10 under the linux policy: the 90 task runs first.
-    let hi = TaskSpec { class: Some("fifo".into()), priority: 90, ..TaskSpec::cpu("hi", 0, 5 * MS) };
-    let lo = TaskSpec { class: Some("fifo".into()), priority: 10, ..TaskSpec::cpu("lo", 0, 5 * MS) };
+    let hi = {
+        let mut t = TaskSpec { priority: 90, ..TaskSpec::cpu("hi", 0, 5 * MS) };
+        t.class = Some("fifo".into());
+        t
+    };
+    let lo = {
+        let mut t = TaskSpec { priority: 10, ..TaskSpec::cpu("lo", 0, 5 * MS) };
+        t.class = Some("fifo".into());
+        t
+    };
     let w = import(&export(&Workload { cpus: Some(1), tasks: vec![lo, hi] }).unwrap()).unwrap();
     let r = simulate(&w, by_spec("linux").unwrap().as_mut(), &SimConfig::default());
     assert_eq!((r.tasks[1].finish, r.tasks[0].finish), (Some(5 * MS), Some(10 * MS)));
@@ -313,14 +321,38 @@ fn export_refuses_what_rt_app_cannot_express() {
     assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("t"), "bursts[0]"));
     assert!(e.message.contains("not a whole number of µs") && e.message.contains("refused rather than rounded"), "{e}");
     assert_eq!(refuse(TaskSpec { arrival: 1, ..base.clone() }).key, "arrival");
-    let e = refuse(TaskSpec { locks: vec![LockUse { name: "m".into(), burst: 0 }], ..base.clone() });
+    let e = refuse({
+        let mut t = base.clone();
+        t.locks = vec![LockUse { name: "m".into(), burst: 0 }];
+        t
+    });
     assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("t"), "locks"));
     assert_eq!(refuse(TaskSpec { weight: 3, ..base.clone() }).key, "weight");
-    assert_eq!(refuse(TaskSpec { until_woken: vec![0], bursts: vec![MS, MS, MS], ..base.clone() }).key, "until_woken");
+    assert_eq!(
+        refuse({
+            let mut t = TaskSpec { bursts: vec![MS, MS, MS], ..base.clone() };
+            t.until_woken = vec![0];
+            t
+        })
+        .key,
+        "until_woken"
+    );
     assert_eq!(refuse(TaskSpec { priority: 3, ..base.clone() }).key, "priority");
-    assert_eq!(refuse(TaskSpec { class: Some("batch".into()), ..base.clone() }).key, "class");
+    assert_eq!(
+        refuse({
+            let mut t = base.clone();
+            t.class = Some("batch".into());
+            t
+        })
+        .key,
+        "class"
+    );
     assert_eq!(refuse(TaskSpec { bursts: vec![MS, 0, MS], ..base.clone() }).key, "bursts[1]");
-    let e = refuse(TaskSpec { period: Some(5 * MS), jobs: 3, ..base.clone() });
+    let e = refuse({
+        let mut t = TaskSpec { jobs: 3, ..base.clone() };
+        t.period = Some(5 * MS);
+        t
+    });
     assert!(e.message.contains("longer than its period"), "{e}");
     // What is whole µs exports and comes back.
     let ok = TaskSpec { arrival: 7 * US, bursts: vec![1500 * US, 20 * US, 3 * MS], ..base };

@@ -88,7 +88,11 @@ fn preemptive_priority_preempts_and_non_preemptive_does_not() {
 }
 
 fn periodic(name: &str, c: u64, period: u64, jobs: u32) -> TaskSpec {
-    TaskSpec { period: Some(period * MS), jobs, ..TaskSpec::cpu(name, 0, c * MS) }
+    {
+        let mut t = TaskSpec { jobs, ..TaskSpec::cpu(name, 0, c * MS) };
+        t.period = Some(period * MS);
+        t
+    }
 }
 
 #[test]
@@ -114,8 +118,16 @@ fn priority_inheritance_bounds_the_inversion() {
     let w = Workload {
         cpus: Some(1),
         tasks: vec![
-            TaskSpec { priority: 3, locks: lock(0), ..TaskSpec::cpu("low", 0, 4 * MS) },
-            TaskSpec { priority: 1, locks: lock(0), ..TaskSpec::cpu("high", MS, 3 * MS) },
+            {
+                let mut t = TaskSpec { priority: 3, ..TaskSpec::cpu("low", 0, 4 * MS) };
+                t.locks = lock(0);
+                t
+            },
+            {
+                let mut t = TaskSpec { priority: 1, ..TaskSpec::cpu("high", MS, 3 * MS) };
+                t.locks = lock(0);
+                t
+            },
             TaskSpec { priority: 2, ..TaskSpec::cpu("medium", 2 * MS, 10 * MS) },
         ],
     };
@@ -132,15 +144,27 @@ fn an_inherited_priority_preempts_on_the_holders_cpu() {
     use schedlab_sim::engine::simulate_per_cpu;
     use schedlab_sim::workload::LockUse;
     let lock = vec![LockUse { name: "L".into(), burst: 0 }];
-    let on = |cpu: usize, t: TaskSpec| TaskSpec { affinity: Some(vec![cpu]), ..t };
+    let on = |cpu: usize, t: TaskSpec| {
+        let mut t = t;
+        t.affinity = Some(vec![cpu]);
+        t
+    };
     let w = Workload {
         cpus: Some(2),
         tasks: vec![
             // low takes the lock on CPU 0; medium pre-empts it there; high, on CPU 1, blocks on
             // the lock and lends low its priority, which must displace medium on CPU 0 at once.
-            on(0, TaskSpec { priority: 3, locks: lock.clone(), ..TaskSpec::cpu("low", 0, 10 * MS) }),
+            on(0, {
+                let mut t = TaskSpec { priority: 3, ..TaskSpec::cpu("low", 0, 10 * MS) };
+                t.locks = lock.clone();
+                t
+            }),
             on(0, TaskSpec { priority: 2, ..TaskSpec::cpu("medium", MS, 20 * MS) }),
-            on(1, TaskSpec { priority: 1, locks: lock, ..TaskSpec::cpu("high", 2 * MS, 3 * MS) }),
+            on(1, {
+                let mut t = TaskSpec { priority: 1, ..TaskSpec::cpu("high", 2 * MS, 3 * MS) };
+                t.locks = lock;
+                t
+            }),
         ],
     };
     let cfg = SimConfig { cpus: 2, ..SimConfig::default() };

@@ -148,7 +148,11 @@ mod tests {
             cpus: Some(1),
             tasks: tasks
                 .iter()
-                .map(|&(n, c, p)| TaskSpec { period: Some(p * MS), jobs: 3, ..TaskSpec::cpu(n, 0, c * MS) })
+                .map(|&(n, c, p)| {
+                    let mut t = TaskSpec { jobs: 3, ..TaskSpec::cpu(n, 0, c * MS) };
+                    t.period = Some(p * MS);
+                    t
+                })
                 .collect(),
         }
     }

@@ -53,6 +53,9 @@ pub struct Row {
 pub const TARGET_EVENTS_PER_S: f64 = 15e6;
 /// The wall-time ratio round robin should reach against SimPy, same run.
 pub const TARGET_SIMPY_RATIO: f64 = 100.0;
+/// The memory goal: this many tasks, per-task records off, in at most this peak (MiB).
+pub const TARGET_MEMORY_TASKS: usize = 10_000_000;
+pub const TARGET_PEAK_MIB: f64 = 2048.0;
 
 /// Every policy of the catalogue, for `--policy all`.
 pub fn catalogue_specs() -> Vec<String> {
@@ -182,6 +185,8 @@ pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
         ));
     }
     let peak = rusage::usage(rusage::Who::Process).max_rss_kb;
+    let records_off = rows.iter().filter(|r| r.engine == "schedlab").all(|r| r.output == "overall");
+    s.verdicts.extend(memory_goal(tasks, records_off, peak as f64 / 1024.0));
     s.summary = format!(
         "Peak resident memory of this process over the whole benchmark, workload included: {:.0} MiB.",
         peak as f64 / 1024.0
@@ -189,6 +194,23 @@ pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
     s.tables.push(t);
     s.results = json!({"rows": rows, "simpy_wall_time_ratio": ratios, "process_peak_rss_mib": peak as f64 / 1024.0});
     s
+}
+
+/// The memory goal, judged only on the run it names: at least [`TARGET_MEMORY_TASKS`] tasks
+/// with per-task records off. The process's peak (`ru_maxrss`, the workload included) is one
+/// reading of a deterministic allocation, so no spread is needed.
+fn memory_goal(tasks: usize, records_off: bool, peak_mib: f64) -> Option<Verdict> {
+    (tasks >= TARGET_MEMORY_TASKS && records_off).then(|| {
+        Verdict::goal(
+            format!(
+                "{} million tasks with per-task records off in at most {:.0} GiB of peak resident memory",
+                TARGET_MEMORY_TASKS / 1_000_000,
+                TARGET_PEAK_MIB / 1024.0
+            ),
+            peak_mib <= TARGET_PEAK_MIB,
+            format!("{tasks} tasks: process peak {peak_mib:.0} MiB (ru_maxrss), the workload included"),
+        )
+    })
 }
 
 /// "Every policy reaches the target events/s", judged per policy on its trials' 95% interval
@@ -303,4 +325,17 @@ fn run_simpy_on(python: &str, script: &Path, csv: &Path, tasks: usize, quantum_n
         rss_before_mib: None,
         peak_rss_mib: None,
     })
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_goal_is_judged_only_on_the_run_it_names() {
+        assert!(memory_goal(100_000, true, 10.0).is_none());
+        assert!(memory_goal(TARGET_MEMORY_TASKS, false, 10.0).is_none(), "per-task records on");
+        assert_eq!(memory_goal(TARGET_MEMORY_TASKS, true, 1560.0).unwrap().outcome, Outcome::Met);
+        assert_eq!(memory_goal(TARGET_MEMORY_TASKS, true, 4760.0).unwrap().outcome, Outcome::NotMet);
+    }
 }

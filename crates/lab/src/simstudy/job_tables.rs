@@ -112,7 +112,11 @@ mod tests {
         // finishes at 15(k+1): responses 15, 20, 25 ms; lateness 5, 10, 15 ms; three misses.
         let w = Workload {
             cpus: Some(1),
-            tasks: vec![TaskSpec { period: Some(10 * MS), jobs: 3, ..TaskSpec::cpu("late", 0, 15 * MS) }],
+            tasks: vec![{
+                let mut t = TaskSpec { jobs: 3, ..TaskSpec::cpu("late", 0, 15 * MS) };
+                t.period = Some(10 * MS);
+                t
+            }],
         };
         let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
         let (t, doc) = tables(&w, &[r], true);

@@ -20,12 +20,15 @@ fn workload(tasks: &[(u64, u64, u64)]) -> Workload {
     let tasks = tasks
         .iter()
         .enumerate()
-        .map(|(i, &(c, t, d))| TaskSpec {
-            period: Some(t * MS),
-            deadline: (d != t).then_some(d * MS),
-            jobs: (h / t) as u32,
-            priority: i as i32,
-            ..TaskSpec::cpu(&format!("t{}", i + 1), 0, c * MS)
+        .map(|(i, &(c, t, d))| {
+            let mut spec = TaskSpec {
+                jobs: (h / t) as u32,
+                priority: i as i32,
+                ..TaskSpec::cpu(&format!("t{}", i + 1), 0, c * MS)
+            };
+            spec.period = Some(t * MS);
+            spec.deadline = (d != t).then_some(d * MS);
+            spec
         })
         .collect();
     Workload { cpus: Some(1), tasks }

@@ -6,6 +6,7 @@
 use super::event::{EventQueue, Kind};
 use super::locks::Locks;
 use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
+use super::task_states::TaskStates;
 use super::{Blocked, OnMiss, SimConfig, SimResult, Slice};
 use crate::metrics::{Accum, TaskSums};
 use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
@@ -26,8 +27,9 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const LEAN: bool> {
     pub(super) w: &'w Workload,
     pub(super) cfg: SimConfig,
     pub(super) queues: Vec<&'p mut P>,
-    /// State of every task that has arrived (all tasks when arrivals are not sorted).
-    pub(super) tasks: Vec<TaskState>,
+    /// State of every task that has arrived (all tasks when arrivals are not sorted), less the
+    /// finished ones a run without per-task results drops.
+    pub(super) tasks: TaskStates,
     /// Overall metrics, fed as tasks finish.
     acc: Accum,
     pub(super) cpus: Vec<CpuState>,
@@ -63,11 +65,12 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let sorted = scan.sorted;
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
-            (None, Vec::with_capacity(n))
+            // A wake-up may name a task that finished, so only runs without them drop states.
+            (None, TaskStates::arriving(n, !cfg.task_results && !scan.wakes))
         } else {
             let mut order: Vec<TaskId> = (0..n).collect();
             order.sort_by_key(|&i| (w.tasks[i].arrival, i));
-            (Some(order), w.tasks.iter().map(TaskState::new).collect())
+            (Some(order), TaskStates::all(w.tasks.iter().map(TaskState::new).collect()))
         };
         let nq = queues.len();
         let mut e = Engine {
@@ -210,7 +213,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             }
         }
         if self.unfinished > 0 {
-            for ts in &mut self.tasks {
+            for ts in self.tasks.kept_mut() {
                 if ts.phase == Phase::Ready {
                     ts.waiting += end - ts.since;
                 }
@@ -327,8 +330,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.burst = spec.bursts[0];
         ts.remaining = ts.burst;
         ts.next_wake = 0;
-        ts.deadline = spec.deadline.or(spec.period).map_or(NONE, |d| release + d);
-        ts.job = spec.period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
+        let (deadline, period) = spec.rare.as_deref().map_or((None, None), |r| (r.deadline, r.period));
+        ts.deadline = deadline.or(period).map_or(NONE, |d| release + d);
+        ts.job = period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
         if !LEAN && self.cfg.on_miss == OnMiss::Abort && ts.deadline != NONE {
             // Late: after the CPU stops of that instant, so a job ending on its deadline is done.
             self.events_q.push(ts.deadline, true, Kind::Deadline(t));
@@ -547,7 +551,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// Task `u` is woken by the task running on CPU `from`: if it waits for a wake-up, its
     /// blocked interval ends now; otherwise the wake-up is kept for its next wait.
     fn deliver_wake(&mut self, u: TaskId, from: u32) {
-        let waiting = self.tasks.get(u).is_some_and(|ts| ts.phase == Phase::Io && ts.waiting_wake);
+        let waiting = self.tasks.get(u).ok().flatten().is_some_and(|ts| ts.phase == Phase::Io && ts.waiting_wake);
         if !waiting {
             self.pending[u] += 1;
             return;
@@ -665,7 +669,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
         if !LEAN && (ts.burst_idx as usize) + 1 < spec.bursts.len() {
-            if !spec.until_woken.is_empty() && spec.until_woken.binary_search(&(ts.burst_idx as usize / 2)).is_ok() {
+            let io = ts.burst_idx as usize / 2;
+            if spec.rare.as_deref().is_some_and(|r| r.until_woken.binary_search(&io).is_ok()) {
                 self.wait_for_wake(t, why);
                 return;
             }
@@ -721,6 +726,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             self.unfinished -= 1;
             let q = ts.queue as usize;
             self.queues[q].task_exit(t);
+            self.tasks.finished();
         }
     }
 
@@ -728,10 +734,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// clock at or after `expiry` (where the kernel would notice its expired slice), if before
     /// `limit`; else `limit`.
     fn first_read(&self, t: TaskId, work_start: Time, expiry: Time, limit: Time) -> Time {
-        let reads = &self.w.tasks[t].runtime_reads;
-        if reads.is_empty() {
+        let Some(reads) = self.w.tasks[t].rare.as_deref().map(|r| &r.runtime_reads).filter(|r| !r.is_empty()) else {
             return limit;
-        }
+        };
         let ts = &self.tasks[t];
         let burst = ts.burst_idx as usize / 2;
         let done = ts.burst - ts.remaining;
@@ -944,7 +949,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     && self.allowed(t, c)
                     && !self.queues[self.tasks[t].queue as usize].throttled(t)
             };
-            if (0..self.tasks.len()).any(waiting) {
+            if self.tasks.kept_ids().any(waiting) {
                 self.idle_violations += 1;
             }
         }
@@ -955,9 +960,11 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         if self.unfinished > 0 {
             for (t, spec) in self.w.tasks.iter().enumerate() {
                 match self.tasks.get(t) {
-                    Some(ts) if ts.phase == Phase::Done => {}
-                    Some(ts) => self.acc.add(&ts.sums(spec)),
-                    None => self.acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
+                    // Dropped: it finished, and its sums were added then.
+                    Err(()) => {}
+                    Ok(Some(ts)) if ts.phase == Phase::Done => {}
+                    Ok(Some(ts)) => self.acc.add(&ts.sums(spec)),
+                    Ok(None) => self.acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
                 }
             }
         }
@@ -965,8 +972,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             let w = self.w;
             (0..w.tasks.len())
                 .map(|t| match self.tasks.get(t) {
-                    Some(ts) => ts.result(&w.tasks[t]),
-                    None => TaskState::new(&w.tasks[t]).result(&w.tasks[t]),
+                    Ok(Some(ts)) => ts.result(&w.tasks[t]),
+                    // Per-task results keep every state, so none was dropped.
+                    _ => TaskState::new(&w.tasks[t]).result(&w.tasks[t]),
                 })
                 .collect()
         } else {
@@ -1060,22 +1068,28 @@ fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
 /// What a policy may know about task `t`, from its spec and state.
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
-    TaskView {
+    // One test of the rare fields' box rather than one per field: most tasks have none.
+    let mut v = TaskView {
         id: t,
         arrival: spec.arrival,
         priority: ts.priority,
         weight: spec.weight.max(1),
         nice: spec.nice,
         deadline: (ts.deadline != NONE).then_some(ts.deadline),
-        period: spec.period,
-        runtime: spec.runtime,
+        period: None,
+        runtime: None,
         burst: Some(ts.burst),
         remaining: Some(ts.remaining),
-        class: spec.class.as_deref(),
-        affinity: spec.affinity.as_deref(),
+        class: None,
+        affinity: None,
         waker_cpu: (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId),
-        start_cpu: spec.start_cpu,
+        start_cpu: None,
+    };
+    if let Some(r) = spec.rare.as_deref() {
+        (v.period, v.runtime, v.start_cpu) = (r.period, r.runtime, r.start_cpu);
+        (v.class, v.affinity) = (r.class.as_deref(), r.affinity.as_deref());
     }
+    v
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod event;
 mod event_loop;
 mod locks;
 mod state;
+mod task_states;
 mod wake_delay;
 
 pub use wake_delay::{WakeDelay, WAKE_QUANTILES};

@@ -14,13 +14,11 @@ fn run(w: &Workload, spec: &str, horizon: Option<Time>) -> SimResult {
 /// A: CPU 2, blocked 3, CPU 2 per job; period 10, 2 jobs, deadline 7, priority 1.
 /// B: one CPU burst of 4 arriving at 3, priority 0 (higher), no deadline.
 fn two_bursts() -> Workload {
-    let a = TaskSpec {
-        bursts: vec![2 * MS, 3 * MS, 2 * MS],
-        period: Some(10 * MS),
-        jobs: 2,
-        deadline: Some(7 * MS),
-        priority: 1,
-        ..TaskSpec::cpu("A", 0, 0)
+    let a = {
+        let mut t = TaskSpec { bursts: vec![2 * MS, 3 * MS, 2 * MS], jobs: 2, priority: 1, ..TaskSpec::cpu("A", 0, 0) };
+        t.period = Some(10 * MS);
+        t.deadline = Some(7 * MS);
+        t
     };
     let b = TaskSpec { priority: 0, ..TaskSpec::cpu("B", 3 * MS, 4 * MS) };
     Workload { cpus: Some(1), tasks: vec![a, b] }
@@ -77,10 +75,10 @@ fn a_late_job_delays_the_next_release_s_start_but_not_its_release() {
     // rm, C/T = (2, 5) and (4, 7), all released at 0, over the hyperperiod 35 (Buttazzo's U =
     // 0.97 example). τ2's job 0: τ1 0–2, τ2 2–5, τ1 5–7, τ2 7–8: finish 8 > deadline 7.
     // Job 1 of τ2, released at 7, starts only at 8, after job 0: its response counts from 7.
-    let t = |n: &str, c: u64, p: u64| TaskSpec {
-        period: Some(p * MS),
-        jobs: (35 / p) as u32,
-        ..TaskSpec::cpu(n, 0, c * MS)
+    let t = |n: &str, c: u64, p: u64| {
+        let mut t = TaskSpec { jobs: (35 / p) as u32, ..TaskSpec::cpu(n, 0, c * MS) };
+        t.period = Some(p * MS);
+        t
     };
     let w = Workload { cpus: Some(1), tasks: vec![t("t1", 2, 5), t("t2", 4, 7)] };
     let r = run(&w, "rm", None);

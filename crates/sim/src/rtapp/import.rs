@@ -1,6 +1,7 @@
 //! rt-app threads mapped onto schedlab tasks: periodic jobs, unrolled bodies, instances.
 
 use super::*;
+use crate::workload::RareFields;
 
 /// A body's events with zero-length ones dropped and adjacent runs (sleeps) merged.
 pub(super) fn normalized(events: &[(String, Event)]) -> Vec<(&str, Event)> {
@@ -175,19 +176,22 @@ pub(super) fn unrolled_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
 /// The fields every task of the thread has: arrival, scheduling, affinity.
 pub(super) fn base_spec(t: &Thread) -> TaskSpec {
     let s = &t.sched;
-    TaskSpec {
+    let spec = TaskSpec {
         name: t.key.as_str().into(),
         arrival: t.delay,
         weight: 1,
         jobs: 1,
         priority: s.priority,
         nice: s.nice,
+        ..TaskSpec::default()
+    };
+    spec.with(RareFields {
         runtime: s.runtime,
         deadline: s.deadline,
         class: Some(s.policy.class().to_string()),
         affinity: t.cpus.clone(),
-        ..TaskSpec::default()
-    }
+        ..RareFields::default()
+    })
 }
 
 /// The thread's tasks: one per instance.

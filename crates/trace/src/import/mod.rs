@@ -19,7 +19,7 @@ use crate::meta::{SchedPolicy, TraceMeta};
 use crate::tick_phase::{tick_phase, TickPhase};
 use crate::timeline::{EndState, TaskTimeline, Timeline};
 use bursts::{bursts_of, Bursts};
-use schedlab_sim::workload::{BurstPoint, TaskSpec, Workload};
+use schedlab_sim::workload::{BurstPoint, RareFields, TaskSpec, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -483,25 +483,30 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             note(&mut notes, p.pid, NoteKind::BeforeT0, format!("starts at {} before t0 {t0}: arrival 0", p.start));
         }
         let cpu_ns = p.bursts.lengths.iter().step_by(2).sum();
-        tasks.push(TaskSpec {
-            name: name.as_str().into(),
-            arrival: p.start.saturating_sub(t0),
-            bursts: p.bursts.lengths.clone(),
-            priority: p.sched.priority,
-            weight: 1,
-            nice: p.sched.nice,
-            deadline: p.sched.deadline,
-            period: p.sched.period,
-            jobs: 1,
-            affinity: p.affinity.clone(),
-            class: p.sched.class.clone(),
-            locks: Vec::new(),
-            runtime: p.sched.dl_runtime.or(p.sched.slice),
-            wakes: edges.as_ref().map(|e| e.wakes[i].clone()).unwrap_or_default(),
-            until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
-            runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
-            start_cpu: p.start_cpu,
-        });
+        tasks.push(
+            TaskSpec {
+                name: name.as_str().into(),
+                arrival: p.start.saturating_sub(t0),
+                bursts: p.bursts.lengths.clone(),
+                priority: p.sched.priority,
+                weight: 1,
+                nice: p.sched.nice,
+                jobs: 1,
+                ..TaskSpec::default()
+            }
+            .with(RareFields {
+                deadline: p.sched.deadline,
+                period: p.sched.period,
+                affinity: p.affinity.clone(),
+                class: p.sched.class.clone(),
+                locks: Vec::new(),
+                runtime: p.sched.dl_runtime.or(p.sched.slice),
+                wakes: edges.as_ref().map(|e| e.wakes[i].clone()).unwrap_or_default(),
+                until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
+                runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
+                start_cpu: p.start_cpu,
+            }),
+        );
         report_tasks.push(ImportedTask {
             pid: p.pid,
             name,

@@ -341,9 +341,21 @@ fn batch_wakees_do_not_preempt_and_idle_tasks_yield_to_others() {
     // Two SCHED_IDLE hogs beside a normal one get 3/(1024 + 6) of the CPU each.
     let w = Workload {
         cpus: Some(1),
-        tasks: vec![hog("n", 0), TaskSpec { class: Some("idle".into()), ..hog("i1", 0) }, {
-            TaskSpec { class: Some("idle".into()), ..hog("i2", 0) }
-        }],
+        tasks: vec![
+            hog("n", 0),
+            {
+                let mut t = hog("i1", 0);
+                t.class = Some("idle".into());
+                t
+            },
+            {
+                {
+                    let mut t = hog("i2", 0);
+                    t.class = Some("idle".into());
+                    t
+                }
+            },
+        ],
     };
     let mut p = Eevdf::default();
     let r = simulate(&w, &mut p, &SimConfig { horizon: Some(2000 * MS), ..SimConfig::default() });

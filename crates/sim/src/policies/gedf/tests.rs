@@ -7,12 +7,20 @@ use crate::workload::{TaskSpec, Workload};
 
 /// A one-job task: arrives at `a` ms, needs `c` ms, relative deadline `d` ms.
 fn job(name: &str, a: u64, c: u64, d: u64) -> TaskSpec {
-    TaskSpec { deadline: Some(d * MS), ..TaskSpec::cpu(name, a * MS, c * MS) }
+    {
+        let mut t = TaskSpec::cpu(name, a * MS, c * MS);
+        t.deadline = Some(d * MS);
+        t
+    }
 }
 
 /// A periodic task: `c` ms every `t` ms (deadline = period), `jobs` jobs from time 0.
 fn periodic(name: &str, c: u64, t: u64, jobs: u32) -> TaskSpec {
-    TaskSpec { period: Some(t * MS), jobs, ..TaskSpec::cpu(name, 0, c * MS) }
+    {
+        let mut spec = TaskSpec { jobs, ..TaskSpec::cpu(name, 0, c * MS) };
+        spec.period = Some(t * MS);
+        spec
+    }
 }
 
 fn run(tasks: Vec<TaskSpec>, spec: &str, cpus: usize) -> SimResult {

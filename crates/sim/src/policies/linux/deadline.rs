@@ -527,12 +527,13 @@ mod tests {
 
     #[test]
     fn admission_counts_bandwidth_against_95_percent_of_each_cpu() {
-        let dl = |name: &str, r: Dur, d: Dur, p: Dur| TaskSpec {
-            class: Some("deadline".into()),
-            runtime: Some(r),
-            deadline: Some(d),
-            period: Some(p),
-            ..TaskSpec::cpu(name, 0, MS)
+        let dl = |name: &str, r: Dur, d: Dur, p: Dur| {
+            let mut t = TaskSpec::cpu(name, 0, MS);
+            t.class = Some("deadline".into());
+            t.runtime = Some(r);
+            t.deadline = Some(d);
+            t.period = Some(p);
+            t
         };
         let w = Workload {
             cpus: Some(2),

@@ -8,7 +8,11 @@ use crate::workload::{TaskSpec, Workload};
 
 /// A one-job task at time 0: needs `c` ms, relative deadline `d` ms.
 fn job(name: &str, c: u64, d: u64) -> TaskSpec {
-    TaskSpec { deadline: Some(d * MS), ..TaskSpec::cpu(name, 0, c * MS) }
+    {
+        let mut t = TaskSpec::cpu(name, 0, c * MS);
+        t.deadline = Some(d * MS);
+        t
+    }
 }
 
 fn run(tasks: Vec<TaskSpec>, spec: &str) -> SimResult {

@@ -8,7 +8,12 @@ use crate::workload::{TaskSpec, Workload};
 /// A task released at `a` ms needing `c` ms with deadline `d` ms; `jobs` > 1: periodic, T = d.
 fn task(name: &str, a: u64, c: u64, d: u64, jobs: u32) -> TaskSpec {
     let periodic = jobs > 1;
-    TaskSpec { deadline: Some(d * MS), period: periodic.then_some(d * MS), jobs, ..TaskSpec::cpu(name, a * MS, c * MS) }
+    {
+        let mut t = TaskSpec { jobs, ..TaskSpec::cpu(name, a * MS, c * MS) };
+        t.deadline = Some(d * MS);
+        t.period = periodic.then_some(d * MS);
+        t
+    }
 }
 
 fn run(tasks: Vec<TaskSpec>) -> (Pedf, SimResult) {

@@ -253,7 +253,11 @@ fn an_ia_task_is_ten_levels_up_and_pre_empts_an_equal_ts_task() {
     //   55     IA wakes at 39 > 29: pre-empts; 55–105 IA, done
     //   105–   hog, front of level 29 with 120 − 5 = 115 ms left.
     let hog = TaskSpec::cpu("hog", 0, 300 * MS);
-    let ia = TaskSpec { bursts: vec![50 * MS, 5 * MS, 50 * MS], class: Some("ia".into()), ..TaskSpec::cpu("ia", 0, 0) };
+    let ia = {
+        let mut t = TaskSpec { bursts: vec![50 * MS, 5 * MS, 50 * MS], ..TaskSpec::cpu("ia", 0, 0) };
+        t.class = Some("ia".into());
+        t
+    };
     let mut p = SolarisTs::new();
     let r = one_cpu(vec![hog, ia], &mut p);
     assert_eq!(slices(&r)[..4], [(1, 0, 50), (0, 50, 55), (1, 55, 105), (0, 105, 220)]);
@@ -288,7 +292,11 @@ fn a_long_mixed_run_on_two_cpus_keeps_the_engine_invariants() {
         let bursts = (0..41).map(|k| if k % 2 == 0 { (3 + i) * MS } else { (90 + 10 * i) * MS }).collect();
         tasks.push(TaskSpec { bursts, priority: i as i32 - 1, ..TaskSpec::cpu(&format!("io{i}"), i * MS, 0) });
     }
-    tasks.push(TaskSpec { class: Some("ia".into()), ..TaskSpec::cpu("ia", 400 * MS, 1200 * MS) });
+    tasks.push({
+        let mut t = TaskSpec::cpu("ia", 400 * MS, 1200 * MS);
+        t.class = Some("ia".into());
+        t
+    });
     let w = Workload { cpus: Some(2), tasks };
     let cfg = SimConfig { cpus: 2, check_invariants: true, ..Default::default() };
     let r = simulate(&w, &mut SolarisTs::new(), &cfg);
