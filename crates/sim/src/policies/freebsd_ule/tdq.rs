@@ -45,6 +45,9 @@ pub struct Tdq {
     pub ridx: usize,
     in_timeshare: usize,
     queued: usize,
+    /// Which slots of each queue (realtime, timeshare, idle) hold a thread: `rq_status`'s bits,
+    /// so the best thread is found without walking empty slots (`runq_findbit`).
+    bits: [u64; 3],
     /// Threads running from this queue, with their priorities (they count in `tdq_load`).
     pub running: Vec<(TaskId, i32)>,
     /// stathz ticks already applied to `idx` / `ridx`.
@@ -62,6 +65,7 @@ impl Default for Tdq {
             ridx: 0,
             in_timeshare: 0,
             queued: 0,
+            bits: [0; 3],
             running: Vec::new(),
             clock: 0,
         }
@@ -131,6 +135,7 @@ impl Tdq {
         }
         self.queued += 1;
         self.in_timeshare += usize::from(rq == Runq::Timeshare);
+        self.bits[rq as usize] |= 1 << slot;
         (rq, slot)
     }
 
@@ -141,12 +146,23 @@ impl Tdq {
         let Some(i) = q.iter().position(|&x| x == t) else { return };
         q.remove(i);
         let emptied = q.is_empty();
+        if emptied {
+            self.bits[rq as usize] &= !(1 << slot);
+        }
         self.queued -= 1;
         if rq == Runq::Timeshare {
             self.in_timeshare -= 1;
             if emptied && self.idx != self.ridx && self.ridx == slot {
                 self.ridx = (slot + 1) % RQ_NQS;
             }
+        }
+    }
+
+    fn queue(&self, rq: Runq) -> &[VecDeque<TaskId>] {
+        match rq {
+            Runq::Realtime => &self.realtime,
+            Runq::Timeshare => &self.timeshare,
+            Runq::Idle => &self.idle,
         }
     }
 
@@ -169,9 +185,22 @@ impl Tdq {
         rt.chain(ts).chain(idle)
     }
 
-    /// `tdq_choose`: the first thread of the best non-empty queue.
+    /// `tdq_choose`: the first thread of the best non-empty queue — the first of
+    /// [`Tdq::in_order`], found from the status bits: realtime and idle from slot 0, the
+    /// calendar from `ridx` round.
     pub fn choose(&self) -> Option<(TaskId, Runq, usize)> {
-        self.in_order().next()
+        let head = |rq: Runq, slot: u32| self.queue(rq)[slot as usize].front().map(|&t| (t, rq, slot as usize));
+        let [rt, ts, idle] = self.bits;
+        if rt != 0 {
+            head(Runq::Realtime, rt.trailing_zeros())
+        } else if ts != 0 {
+            let from = self.ridx as u32;
+            head(Runq::Timeshare, (from + ts.rotate_right(from).trailing_zeros()) % RQ_NQS as u32)
+        } else if idle != 0 {
+            head(Runq::Idle, idle.trailing_zeros())
+        } else {
+            None
+        }
     }
 
     /// `tdq_steal`: a thread another CPU may take — the first allowed realtime one; else from
@@ -197,5 +226,38 @@ impl Tdq {
             }
         }
         first.filter(|x| allowed(x.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The status bits find what walking the queues in order finds, through random adds (at
+    /// every priority and way), removals and calendar advances.
+    #[test]
+    fn choose_from_the_bits_is_the_first_in_order() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut tdq = Tdq::default();
+        let mut queued: Vec<(TaskId, (Runq, usize))> = Vec::new();
+        for step in 0..20_000 {
+            match next(4) {
+                0 | 1 => {
+                    let how = [How::Normal, How::Preempted, How::Borrowing][next(3) as usize];
+                    let at = tdq.add(step, next(256) as i32, how);
+                    queued.push((step, at));
+                }
+                2 if !queued.is_empty() => {
+                    let (t, at) = queued.swap_remove(next(queued.len() as u64) as usize);
+                    tdq.remove(t, at);
+                }
+                _ => tdq.clock_to(tdq.clock + next(5)),
+            }
+            assert_eq!(tdq.choose(), tdq.in_order().next(), "step {step}");
+        }
     }
 }

@@ -117,8 +117,9 @@ pub struct SolarisTs {
     /// Key: 59 − level (smaller runs first).
     q: KeyQueue<u8>,
     ts: PerTask<Ts>,
-    /// Tasks ever seen (ids below this may hold state).
-    seen: usize,
+    /// Tasks not `Gone`, in id order (the order `ts_update` walks them in, which sets the order
+    /// of tasks it re-queues at one level), and some that went `Gone` since the last update.
+    listed: Vec<TaskId>,
     /// Tasks not `Gone`.
     live: usize,
     next_update: Time,
@@ -140,7 +141,7 @@ impl SolarisTs {
             sleep_promote: true,
             q: KeyQueue::default(),
             ts: PerTask::default(),
-            seen: 0,
+            listed: Vec::new(),
             live: 0,
             next_update: UPDATE_PERIOD,
             lifted: Vec::new(),
@@ -161,9 +162,14 @@ impl SolarisTs {
 
     fn set_state(&mut self, t: TaskId, s: State) {
         let ts = self.ts.get_mut(t);
-        self.live = self.live + usize::from(s != State::Gone) - usize::from(ts.state != State::Gone);
+        let (was, is) = (ts.state != State::Gone, s != State::Gone);
+        self.live = self.live + usize::from(is) - usize::from(was);
         ts.state = s;
-        self.seen = self.seen.max(t + 1);
+        if is && !was {
+            if let Err(i) = self.listed.binary_search(&t) {
+                self.listed.insert(i, t);
+            }
+        }
     }
 
     /// `ts_enterclass`.
@@ -340,9 +346,14 @@ impl Policy for SolarisTs {
 
     fn timer(&mut self, now: Time) {
         self.lifted.clear();
-        for t in 0..self.seen {
+        // Only live tasks are walked (ts_update walks the class's thread list, which exited
+        // threads leave), so a long run does not revisit every task it ever had.
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.retain(|&t| self.ts.get(t).state != State::Gone);
+        for &t in &listed {
             self.update_one(t);
         }
+        self.listed = listed;
         self.lifted.sort_unstable();
         while self.next_update <= now {
             self.next_update += UPDATE_PERIOD;
