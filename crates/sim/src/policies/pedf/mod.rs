@@ -83,6 +83,15 @@ impl Pedf {
         if self.pending.is_empty() {
             return;
         }
+        if self.pending.len() == 1 {
+            // A batch of one (always, on one CPU): placed as first-fit decreasing would place it,
+            // without the sorting and the vectors.
+            let p = self.pending.pop().expect("one pending task");
+            let placement = self.bins.place(p.item.density, p.item.affinity.as_deref());
+            self.home.set(p.item.task, Some(placement));
+            self.push(p.item.task, p.item.affinity.as_deref(), p.deadline, p.why);
+            return;
+        }
         let batch = std::mem::take(&mut self.pending);
         let placed = self.bins.place_decreasing(batch.iter().map(|p| p.item.clone()).collect());
         for (t, p) in placed {
