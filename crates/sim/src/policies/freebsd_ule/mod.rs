@@ -167,7 +167,7 @@ impl FreeBsdUle {
     /// stathz ticks at or before `now` (in 64 bits while the product fits: 128-bit division is
     /// a library call on the hot path).
     fn stat_ticks(&self, now: Time) -> u64 {
-        match now.checked_mul(self.stathz as u64) {
+        match now.checked_mul(self.stathz) {
             Some(x) => x / 1_000_000_000,
             None => (now as u128 * self.stathz as u128 / 1_000_000_000) as u64,
         }
@@ -176,7 +176,7 @@ impl FreeBsdUle {
     /// When stathz tick `k` falls.
     fn stat_tick_time(&self, k: u64) -> Time {
         match k.checked_mul(1_000_000_000) {
-            Some(x) => x.div_ceil(self.stathz as u64),
+            Some(x) => x.div_ceil(self.stathz),
             None => (k as u128 * 1_000_000_000).div_ceil(self.stathz as u128) as Time,
         }
     }
