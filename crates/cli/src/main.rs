@@ -144,6 +144,9 @@ fn main() {
         cmd::restore::heal_before_live_run();
         cmd::restore::start_guardian();
     }
+    // A workload is a child its parent stops with a signal when done with it: that is its
+    // normal end, and it changed nothing, so it ends without the notice.
+    let quiet_stop = matches!(cli.command, Command::Workload(_));
     let result = match cli.command {
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Timers(a) => cmd::timers::run(a),
@@ -164,7 +167,9 @@ fn main() {
         if let Err(e) = &result {
             eprintln!("schedlab: {}", output::one_sentence(e));
         }
-        eprintln!("schedlab: stopped by a signal; what finished was kept and everything changed was restored");
+        if !quiet_stop {
+            eprintln!("schedlab: stopped by a signal; what finished was kept and everything changed was restored");
+        }
         schedlab_os::signals::exit_like_signal();
     }
     if let Err(e) = result {

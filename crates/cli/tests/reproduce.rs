@@ -164,6 +164,26 @@ fn sigterm_stops_after_the_running_experiment_and_records_it_as_interrupted() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped by a signal"));
 }
 
+/// A workload is stopped by its parent with a signal when the parent is done with it (the live
+/// WRR host's `--forever` tasks): it ends as the signal says, without the notice a stopped
+/// experiment prints, so six workers do not print six notices per run.
+#[test]
+fn a_workload_stopped_by_a_signal_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = schedlab(dir.path())
+        .args(["workload", "crypt", "--forever"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(15), "{out:?}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn shards_split_the_experiments_and_merge_back() {
     let dir = tempfile::tempdir().unwrap();
