@@ -103,7 +103,14 @@ mod tests {
                 assert!(t0.elapsed() < Duration::from_secs(10), "child never exec'd");
                 std::thread::sleep(Duration::from_millis(2));
             }
-            let (fds, ign, blk) = fds_and_signals(c.pid());
+            // `sleep` may hold a file of its own for a moment after exec (its locale): a kept
+            // descriptor stays, so wait up to 2 s for only 0, 1 and 2.
+            let mut seen = fds_and_signals(c.pid());
+            while seen.0 != [0, 1, 2] && t0.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(5));
+                seen = fds_and_signals(c.pid());
+            }
+            let (fds, ign, blk) = seen;
             assert_eq!(fds, vec![0, 1, 2], "{barrier:?}: the child kept other descriptors");
             assert_eq!(ign, 0, "{barrier:?}: the child ignores signals {ign:#x}");
             assert_eq!(blk, 0, "{barrier:?}: the child blocks signals {blk:#x}");
