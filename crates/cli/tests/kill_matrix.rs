@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 const LONG_CPU: &str = "3000000000";
-/// Kill moments: during set-up, and mid-run unless a case says otherwise.
+/// Kill moments: during set-up, and mid-run (then also once its changes are journaled).
 const SETUP: Duration = Duration::from_millis(150);
 const MID: Duration = Duration::from_millis(1500);
 
@@ -116,12 +116,10 @@ struct Case {
     args: Vec<String>,
     /// Whether it has changes journaled mid-run (livelock's threads and sockets end with it).
     changes: bool,
-    /// When "mid-run" is: set-up done and its changes made.
-    mid: Duration,
 }
 
 fn case(name: &'static str, args: &[&str]) -> Case {
-    Case { name, args: args.iter().map(|s| s.to_string()).collect(), changes: true, mid: MID }
+    Case { name, args: args.iter().map(|s| s.to_string()).collect(), changes: true }
 }
 
 fn cases(out: &Path) -> Vec<Case> {
@@ -135,32 +133,17 @@ fn cases(out: &Path) -> Vec<Case> {
     };
     let (t1, t2) = (task(1), task(2));
     vec![
-        Case { name: "policies fifo", args: policies("fifo", &[]), changes: true, mid: MID },
-        Case { name: "policies deadline", args: policies("deadline", &[]), changes: true, mid: MID },
-        Case { name: "policies --trace", args: policies("other", &["--trace"]), changes: true, mid: MID },
+        Case { name: "policies fifo", args: policies("fifo", &[]), changes: true },
+        Case { name: "policies deadline", args: policies("deadline", &[]), changes: true },
+        Case { name: "policies --trace", args: policies("other", &["--trace"]), changes: true },
         // A shell's background grandchild is beyond PR_SET_PDEATHSIG's reach.
         case("taskman run", &["taskman", "run", "--timeout", "60s", "--", "sh", "-c", "sleep 300 & sleep 300"]),
-        // Its load processes start after the two no-load runs, about 2 s in.
-        Case {
-            mid: Duration::from_secs(3),
-            ..case(
-                "taskman bench",
-                &[
-                    "taskman",
-                    "bench",
-                    "--threads",
-                    "1",
-                    "--loads",
-                    "load1",
-                    "--reps",
-                    "1",
-                    "--passes",
-                    "300",
-                    "--out",
-                    o,
-                ],
-            )
-        },
+        // Its changes (IRQ masks, then the load processes) are pending from about 0.5 s until
+        // its measured runs end; enough passes keep that well past the mid-run kill.
+        case(
+            "taskman bench",
+            &["taskman", "bench", "--threads", "1", "--loads", "load1", "--reps", "1", "--passes", "1000", "--out", o],
+        ),
         case("wrr run prio", &["wrr", "run", "--duration", "60s", "--mechanism", "prio", "--task", &t1, "--task", &t2]),
         case(
             "wrr run signal",
@@ -223,9 +206,15 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
         .spawn()
         .unwrap();
     let mut run = KillOnDrop(child);
-    std::thread::sleep(at);
-    assert!(run.0.try_wait().unwrap().is_none(), "{what}: the run ended before it was killed; lengthen it");
     let pid = run.0.id() as i32;
+    std::thread::sleep(at);
+    let mid_run = c.changes && at == MID;
+    if mid_run {
+        // "Mid-run" is once its changes are journaled; how long set-up takes varies with the
+        // machine's load, so a late set-up is waited for rather than killed early.
+        wait_until(Duration::from_secs(15), || journal_of(pid).is_some_and(|j| pending_changes(&j) > 0));
+    }
+    assert!(run.0.try_wait().unwrap().is_none(), "{what}: the run ended before it was killed; lengthen it");
     if !matches!(net, Net::Guardian) {
         for (g, _) in marked(&token).into_iter().filter(|(_, cmd)| cmd.contains("--guard")) {
             let _ = Command::new("kill").args(["-KILL", &g.to_string()]).status();
@@ -237,7 +226,7 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
     let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
     run.0.wait().unwrap();
     eprintln!("{what}: {pending} change(s) pending in its journal");
-    if c.changes && at == c.mid {
+    if mid_run {
         assert!(pending > 0, "{what}: nothing journaled mid-run, so nothing here tests healing");
     }
     match net {
@@ -304,10 +293,10 @@ fn every_live_command_killed_with_sigkill_leaves_the_machine_as_found() {
     // Start from a healed machine: what an earlier, unrelated run left is not this test's.
     assert!(schedlab(&["restore"]).status.success());
     for c in cases(out.path()) {
-        for at in [SETUP, c.mid] {
+        for at in [SETUP, MID] {
             kill_and_check(&c, at, Net::Restore, out.path());
             kill_and_check(&c, at, Net::Next, out.path());
         }
-        kill_and_check(&c, c.mid, Net::Guardian, out.path());
+        kill_and_check(&c, MID, Net::Guardian, out.path());
     }
 }
