@@ -1,5 +1,6 @@
 //! The `linux` policy: Linux 6.18's classes walked in order — deadline (EDF + CBS) > real-time
-//! (FIFO/RR, priority 1–99, higher wins) > fair (EEVDF) — with RT throttling.
+//! (FIFO/RR, priority 1–99, higher wins) > fair (EEVDF) — with classic RT throttling and the fair
+//! deadline server.
 
 use schedlab_sim::engine::{simulate, SimConfig, SimResult};
 use schedlab_sim::policies::by_spec;
@@ -143,27 +144,68 @@ fn classes_are_walked_deadline_realtime_fair() {
 }
 
 #[test]
-fn rt_throttling_keeps_50_ms_of_every_second_for_fair_tasks() {
+fn classic_rt_throttling_idles_the_cpu_past_the_budget_until_the_period_boundary() {
+    // An RT hog alone, ticks every 4 ms, RT periods from 0. Its budget (950 ms) runs out just
+    // after 950 ms; the tick notices at 952 ms, and the CPU idles — no fair task wants it — until
+    // the boundary at 1000 ms takes 950 ms off the 952. The 2 ms overrun stays: the next budget
+    // runs out after 1948 ms (tick 1952, 954 ms in all, 4 ms left over), the next after 2946 ms
+    // (tick 2948).
+    let w = one_cpu(vec![class("fifo", 50, TaskSpec::cpu("rt", 0, 10_000 * MS))]);
+    let cfg = SimConfig { horizon: Some(3000 * MS), tick: Some(4 * MS), ..SimConfig::default() };
+    let r = run(&w, "linux", cfg.clone());
+    assert_eq!(runs(&r), vec![(0, 0, 952), (0, 1000, 1952), (0, 2000, 2948)]);
+    // Boundaries at 300 + k·1000 ms: 300 ms are paid back at 300 ms, so the first throttle
+    // comes at 1252 ms.
+    let r = run(&w, "linux:rt_phase=300ms", cfg.clone());
+    assert_eq!(runs(&r), vec![(0, 0, 1252), (0, 1300, 2252), (0, 2300, 3000)]);
+    // Off, the RT task has the CPU all the time.
+    assert_eq!(run(&w, "linux:rt_throttle=0", cfg).tasks[0].cpu, 3000 * MS);
+}
+
+#[test]
+fn the_fair_server_serves_a_starved_fair_task_at_zero_laxity() {
+    // An RT hog and a fair hog from 0, no tick. The fair task starts the server: a new period
+    // (deadline 1000 ms, 50 ms), deferred to its zero-laxity instant, 950 ms. Then it serves the
+    // fair task above the RT one; 50 ms for the 50 ms to its deadline overflow its 5%, so that
+    // period is a new one (deadline 1950 ms), spent at 1000 ms and replenished at 1950 ms. The
+    // RT budget is never exceeded (950 ms of RT per period).
     let w =
         one_cpu(vec![class("fifo", 50, TaskSpec::cpu("rt", 0, 10_000 * MS)), TaskSpec::cpu("fair", 0, 10_000 * MS)]);
     let cfg = SimConfig { horizon: Some(3000 * MS), ..SimConfig::default() };
-    let r = run(&w, "linux", cfg.clone());
-    assert_eq!((r.tasks[0].cpu, r.tasks[1].cpu), (2850 * MS, 150 * MS));
-    // The RT task runs 950 ms, the fair one the last 50 ms of the window; then RT again.
-    assert_eq!(&runs(&r)[..3], &[(0, 0, 950), (1, 950, 1000), (0, 1000, 1950)]);
-    // Off, the RT task starves the fair one.
-    let r = run(&w, "linux:rt_throttle=0", cfg.clone());
+    let expected =
+        vec![(0, 0, 950), (1, 950, 1000), (0, 1000, 1950), (1, 1950, 2000), (0, 2000, 2950), (1, 2950, 3000)];
+    for spec in ["linux", "linux:rt_throttle=0"] {
+        let r = run(&w, spec, cfg.clone());
+        assert_eq!(runs(&r), expected, "{spec}");
+        assert_eq!((r.tasks[0].cpu, r.tasks[1].cpu), (2850 * MS, 150 * MS), "{spec}");
+    }
+    // With neither mechanism, the RT task starves the fair one.
+    let r = run(&w, "linux:rt_throttle=0,fair_server=0", cfg);
     assert_eq!((r.tasks[0].cpu, r.tasks[1].cpu), (3000 * MS, 0));
-    // Without a fair task the RT task has the CPU all the time (no idle CPU, as with 6.18's
-    // fair server; classic throttling idled).
-    let r = run(&one_cpu(vec![class("fifo", 50, TaskSpec::cpu("rt", 0, 10_000 * MS))]), "linux", cfg.clone());
-    assert_eq!(r.tasks[0].cpu, 3000 * MS);
-    // A fair task that wakes when the budget is spent displaces the RT task at once.
-    let w =
-        one_cpu(vec![class("fifo", 50, TaskSpec::cpu("rt", 0, 10_000 * MS)), TaskSpec::cpu("fair", 960 * MS, 10 * MS)]);
+}
+
+#[test]
+fn once_the_server_has_run_a_fair_wakeup_is_served_at_once_until_idle_time_spends_it() {
+    let rt = class("fifo", 50, TaskSpec::cpu("rt", 0, 10_000 * MS));
+    let fair = |name, at| TaskSpec::cpu(name, at * MS, 5 * MS);
+    let w = one_cpu(vec![rt, fair("a", 100), fair("b", 1500), fair("c", 2050)]);
+    let cfg = SimConfig { horizon: Some(4000 * MS), tick: Some(4 * MS), ..SimConfig::default() };
+    let finishes = |r: &SimResult| [1, 2, 3].map(|i| r.tasks[i].finish.map(|f| f / MS));
+    // Without RT throttling: `a` starts the server (deadline 1100 ms) and waits for zero laxity,
+    // 1050 ms; the server runs with a new period (50 ms for 50 ms overflows its 5%: deadline
+    // 2050 ms), serves `a` and stops. `b` at 1500 ms is served at once — the server has run this
+    // period; 45 ms left for 550 ms overflow, so the revised rule gives it 27.5 ms. `c` at
+    // 2050 ms finds the deadline reached: a new period, and the wait until 3000 ms.
+    let r = run(&w, "linux:rt_throttle=0", cfg.clone());
+    assert_eq!(finishes(&r), [Some(1055), Some(1505), Some(3005)]);
+    // With classic throttling the RT task stops at the 952 ms tick: `a` runs then, in the
+    // background (45 ms left), and 43 ms of idle follow, leaving 2 ms: the wait moves to
+    // 1098 ms, where a new period starts (deadline 2098 ms) and the server stops. `b` is served
+    // at once (29.9 ms by the revised rule; 24.9 ms left after it). The throttle at the
+    // 1956 ms tick idles the CPU 44 ms, more than is left: the server is no longer running, so
+    // `c` at 2050 ms waits for its zero-laxity instant, 2098 ms.
     let r = run(&w, "linux", cfg);
-    assert_eq!(r.tasks[1].finish, Some(970 * MS));
-    assert_eq!(r.tasks[0].preemptions, 1);
+    assert_eq!(finishes(&r), [Some(957), Some(1505), Some(2103)]);
 }
 
 #[test]

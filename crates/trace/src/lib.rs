@@ -24,6 +24,7 @@ pub mod import;
 pub mod meta;
 pub mod parse;
 pub mod render;
+pub mod rt_period;
 pub mod tick_phase;
 pub mod timeline;
 
@@ -34,5 +35,6 @@ pub use import::{import, ImportOptions, ImportReport, Imported, Select};
 pub use meta::{SchedPolicy, TaskMeta, TraceMeta};
 pub use parse::{parse, Format, ParseStats, Parsed};
 pub use render::{render, render_sim, RenderOptions};
+pub use rt_period::RtPeriod;
 pub use tick_phase::{tick_phase, TickPhase};
 pub use timeline::{BlockedSpan, TaskTimeline, Timeline, Waker};

@@ -324,6 +324,10 @@ struct Builder {
     /// Per CPU, a task seen running there without its switch-in since the CPU's last switch:
     /// (pid, the window's start, the first event in its context).
     lost_in: Vec<Option<(Pid, u64, u64)>>,
+    /// Per CPU, the task whose switch to idle left it runnable (an RT task throttled), and when.
+    idled_from: Vec<Option<(Pid, u64)>>,
+    /// The RT period, when known: a throttled task comes back at its next boundary.
+    rt_period: Option<crate::RtPeriod>,
 }
 
 impl Builder {
@@ -378,22 +382,37 @@ impl Builder {
                     _ => start,
                 };
                 let guess = cpu_last.unwrap_or(start).max(since);
-                // The switch-in lies between the CPU's last sign of another task and this task's
-                // first event there; without that window, anywhere in the run.
-                let (uncertain, window) = match self.lost_in.get(cpu).copied().flatten() {
-                    Some((p, from, to)) if p == pid => {
-                        let (from, to) = (from.max(since), to.max(since));
-                        (from.abs_diff(guess).max(to.abs_diff(guess)), format!(" (it began between {from} and {to})"))
-                    }
-                    _ => (ts - guess, String::new()),
-                };
-                self.anomaly_within(
-                    e,
-                    pid,
-                    uncertain,
-                    format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}{window}"),
-                );
-                guess
+                if let Some(back) = self.throttled_return(pid, cpu, since, ts) {
+                    self.anomaly(
+                        e,
+                        pid,
+                        format!(
+                            "switched out of CPU {cpu} without a switch-in: it went off the CPU runnable at {since} (RT \
+                             throttling) and is counted from the next RT period boundary, {back}"
+                        ),
+                    );
+                    back
+                } else {
+                    // The switch-in lies between the CPU's last sign of another task and this task's
+                    // first event there; without that window, anywhere in the run.
+                    let (uncertain, window) = match self.lost_in.get(cpu).copied().flatten() {
+                        Some((p, from, to)) if p == pid => {
+                            let (from, to) = (from.max(since), to.max(since));
+                            (
+                                from.abs_diff(guess).max(to.abs_diff(guess)),
+                                format!(" (it began between {from} and {to})"),
+                            )
+                        }
+                        _ => (ts - guess, String::new()),
+                    };
+                    self.anomaly_within(
+                        e,
+                        pid,
+                        uncertain,
+                        format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}{window}"),
+                    );
+                    guess
+                }
             }
         };
         self.close_run(pid, cpu, run_start, ts);
@@ -410,6 +429,17 @@ impl Builder {
             Cur::Blocked { since: ts, state: state.to_string() }
         };
         self.cur.insert(pid, next);
+    }
+
+    /// When a task whose switch-in was lost came back, if the trace says it was throttled: it
+    /// went off `cpu` runnable, to idle, at `since` (its queue throttled), nothing ran there
+    /// since, and the RT period is known — the next boundary, if before `ts`.
+    fn throttled_return(&self, pid: Pid, cpu: usize, since: u64, ts: u64) -> Option<u64> {
+        let rt = self.rt_period?;
+        if self.idled_from.get(cpu).copied().flatten() != Some((pid, since)) {
+            return None;
+        }
+        Some(rt.boundary_after(since)).filter(|&b| b <= ts)
     }
 
     fn close_run(&mut self, pid: Pid, cpu: usize, start: u64, end: u64) {
@@ -508,6 +538,9 @@ impl Builder {
             self.cpu_seen[e.cpu] = Some(e.ts);
             return;
         }
+        if self.idled_from[e.cpu].is_some_and(|(p, _)| p != current) {
+            self.idled_from[e.cpu] = None;
+        }
         let seen = self.cpu_seen[e.cpu].unwrap_or(self.tl.start);
         if current != 0 && self.lost_in[e.cpu].is_none_or(|(p, ..)| p != current) {
             self.lost_in[e.cpu] = Some((current, seen, e.ts));
@@ -533,6 +566,8 @@ impl Builder {
                     *c = Some(ts);
                     self.cpu_seen[e.cpu] = Some(ts);
                     self.lost_in[e.cpu] = None;
+                    let throttled = s.next_pid == 0 && s.prev_pid != 0 && s.prev_state.starts_with('R');
+                    self.idled_from[e.cpu] = throttled.then_some((s.prev_pid, ts));
                 }
             }
             EventKind::Wakeup(w) => self.wakeup(e, w.pid, &w.comm, w.prio, false),
@@ -630,6 +665,13 @@ impl Timeline {
     /// `events`: each text format lists simultaneous events in the order they happened on a
     /// CPU). `cpus`: the CPU count if known (else the highest CPU seen + 1).
     pub fn from_events(events: &[Event], cpus: Option<usize>) -> Timeline {
+        Timeline::from_events_with(events, cpus, None)
+    }
+
+    /// [`Timeline::from_events`], told the RT period of the host the trace comes from (a
+    /// throttled task whose return the trace lost is counted from the boundary that ended its
+    /// throttle).
+    pub fn from_events_with(events: &[Event], cpus: Option<usize>, rt_period: Option<crate::RtPeriod>) -> Timeline {
         let mut order: Vec<&Event> = events.iter().collect();
         order.sort_by_key(|e| e.ts);
         let seen_cpus = events.iter().map(|e| e.cpu + 1).max().unwrap_or(0);
@@ -649,6 +691,8 @@ impl Timeline {
             cpu_task: vec![None; cpus],
             cpu_seen: vec![None; cpus],
             lost_in: vec![None; cpus],
+            idled_from: vec![None; cpus],
+            rt_period,
         };
         for e in order {
             b.event(e);
@@ -658,8 +702,17 @@ impl Timeline {
 
     /// Parse `text` and build its timeline (the parse stats are returned too).
     pub fn from_text(text: &str, format: Option<crate::Format>) -> (Timeline, crate::ParseStats) {
+        Timeline::from_text_with(text, format, None)
+    }
+
+    /// [`Timeline::from_text`] told the host's RT period (see [`Timeline::from_events_with`]).
+    pub fn from_text_with(
+        text: &str,
+        format: Option<crate::Format>,
+        rt_period: Option<crate::RtPeriod>,
+    ) -> (Timeline, crate::ParseStats) {
         let p = crate::parse(text, format);
-        (Timeline::from_events(&p.events, p.stats.cpus), p.stats)
+        (Timeline::from_events_with(&p.events, p.stats.cpus, rt_period), p.stats)
     }
 
     /// `pid` and every task it forked, directly or not (by the fork events seen).
@@ -695,6 +748,25 @@ mod tests {
 
     fn tl(lines: &[String]) -> Timeline {
         Timeline::from_text(&lines.join("\n"), Some(crate::Format::Tracefs)).0
+    }
+
+    #[test]
+    fn a_throttled_task_whose_return_was_lost_comes_back_at_the_rt_period_boundary() {
+        // Task 5 runs on CPU 1, goes to idle still runnable at 1.000100 s (its RT queue
+        // throttled), and is next seen switching out at 1.060 s: its switch back in, out of idle,
+        // was not recorded. The RT period's boundaries fall at 0.05 s + k s.
+        let lines = [sw(0, 1, 7, "S", 5), sw(100, 1, 5, "R", 0), sw(60_000, 1, 5, "R", 6)];
+        let text = lines.join("\n");
+        let rt = crate::RtPeriod { phase_ns: 50_000_000, period_ns: 1_000_000_000 };
+        let (hinted, _) = Timeline::from_text_with(&text, Some(crate::Format::Tracefs), Some(rt));
+        let runs: Vec<(u64, u64)> = hinted.tasks[&5].runs.iter().map(|r| (r.start, r.end)).collect();
+        assert_eq!(runs, vec![(1_000_000_000, 1_000_100_000), (1_050_000_000, 1_060_000_000)]);
+        // Without the period the idle time counts as running (the window's start).
+        assert_eq!(tl(&lines).tasks[&5].runs[1].start, 1_000_100_000);
+        // Something else ran there meanwhile: its switch-out names what ran next, so no guess.
+        let lines = [sw(0, 1, 7, "S", 5), sw(100, 1, 5, "R", 0), sw(20_000, 1, 8, "S", 5), sw(60_000, 1, 5, "R", 6)];
+        let (t, _) = Timeline::from_text_with(&lines.join("\n"), Some(crate::Format::Tracefs), Some(rt));
+        assert_eq!(t.tasks[&5].runs[1].start, 1_020_000_000);
     }
 
     #[test]

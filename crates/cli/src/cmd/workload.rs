@@ -5,7 +5,7 @@
 use crate::units;
 use clap::Subcommand;
 use schedlab_lab::workloads::bursts::{self, Pattern};
-use schedlab_lab::workloads::{cpu, crypt, io, mixed, pingpong};
+use schedlab_lab::workloads::{cpu, crypt, gaps, io, mixed, pingpong};
 use std::path::PathBuf;
 
 /// Arguments of `schedlab workload`.
@@ -64,6 +64,14 @@ enum Kind {
         /// SIGCONT sees only the work.
         #[arg(long)]
         stopped_start: bool,
+        /// During an endless run (`inf`), append every stretch off the CPU longer than
+        /// --min-gap to this file as it happens (`START END`, monotonic ns, a line each): run as
+        /// an RT task, the moments RT throttling stopped it.
+        #[arg(long, value_name = "FILE")]
+        gaps_out: Option<PathBuf>,
+        /// The shortest gap --gaps-out keeps (e.g. 5ms).
+        #[arg(long, default_value = "5ms", value_parser = units::positive_duration, requires = "gaps_out")]
+        min_gap: std::time::Duration,
     },
     /// Two threads passing a byte back and forth over two pipes, with a little CPU work per
     /// message: every message wakes the other thread.
@@ -126,11 +134,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("writing {}: {e}", output.display()))?;
             println!("{pi:.6}");
         }
-        Kind::Bursts { ms, repeat, gap, stopped_start } => {
+        Kind::Bursts { ms, repeat, gap, stopped_start, gaps_out, min_gap } => {
+            let mut sink = match &gaps_out {
+                Some(path) => Some(
+                    gaps::Sink::create(path, min_gap.as_nanos() as u64)
+                        .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
             if stopped_start {
                 schedlab_os::process::stop_self()?;
             }
-            let done = bursts::run(&ms, repeat, gap.as_nanos() as u64, schedlab_os::signals::stop_requested);
+            let stop = schedlab_os::signals::stop_requested;
+            let done = bursts::run(&ms, repeat, gap.as_nanos() as u64, stop, sink.as_mut());
             println!("{done}");
         }
         Kind::Pingpong { duration, work, stopped_start, split } => {

@@ -200,6 +200,11 @@ impl CaseTask {
         })
     }
 
+    /// An RT hog: RT throttling stops it, and the trace may lose its return.
+    fn rt_hog(&self) -> bool {
+        self.behaviour == Behaviour::Hog && matches!(self.class, Some("fifo") | Some("rr"))
+    }
+
     /// `schedlab workload …` arguments that do what the task does for `duration_ns` (and a
     /// little longer: the run is stopped from outside).
     fn argv(&self, exe: &Path, duration_ns: u64) -> Vec<String> {
@@ -232,9 +237,21 @@ impl CaseTask {
     }
 }
 
+/// The file an RT hog of a case notes its time off the CPU in (`workload bursts --gaps-out`).
+pub fn gaps_file(dir: &Path, task: &str) -> std::path::PathBuf {
+    dir.join(format!("{}.gaps", task.replace('/', "_")))
+}
+
 impl Case {
-    /// The live tasks, in case order: `host_cpus[i]` is the case's CPU `i`.
-    pub fn live_tasks(&self, exe: &Path, host_cpus: &[usize], duration_ns: u64) -> Result<Vec<LiveTask>> {
+    /// The live tasks, in case order: `host_cpus[i]` is the case's CPU `i`. RT hogs note their
+    /// gaps in `gaps_dir` when given ([`gaps_file`]).
+    pub fn live_tasks(
+        &self,
+        exe: &Path,
+        host_cpus: &[usize],
+        duration_ns: u64,
+        gaps_dir: Option<&Path>,
+    ) -> Result<Vec<LiveTask>> {
         if host_cpus.len() != self.cpus {
             bail!("case {} runs on {} CPU(s), given {:?}", self.name, self.cpus, host_cpus);
         }
@@ -248,14 +265,11 @@ impl Case {
                     (Some(p), _) => Some(p.iter().map(|&i| host_cpus[i]).collect()),
                     (None, _) => Some(host_cpus.to_vec()),
                 };
-                Ok(LiveTask {
-                    name: t.name.to_string(),
-                    argv: t.argv(exe, duration_ns),
-                    sched,
-                    cpus,
-                    arrival_ns: 0,
-                    stopped_start: true,
-                })
+                let mut argv = t.argv(exe, duration_ns);
+                if let Some(dir) = gaps_dir.filter(|_| t.rt_hog()) {
+                    argv.extend(["--gaps-out".to_string(), gaps_file(dir, t.name).display().to_string()]);
+                }
+                Ok(LiveTask { name: t.name.to_string(), argv, sched, cpus, arrival_ns: 0, stopped_start: true })
             })
             .collect()
     }
@@ -270,7 +284,7 @@ mod tests {
         let exe = Path::new("/x/schedlab");
         for c in suite(true) {
             let host: Vec<usize> = if c.cpus == 1 { vec![1] } else { vec![0, 1] };
-            let live = c.live_tasks(exe, &host, 2_000 * MS).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            let live = c.live_tasks(exe, &host, 2_000 * MS, None).unwrap_or_else(|e| panic!("{}: {e}", c.name));
             assert_eq!(live.len(), c.tasks.len(), "{}", c.name);
             for (l, t) in live.iter().zip(&c.tasks) {
                 assert_eq!(l.argv[..2], [exe.display().to_string(), "workload".into()]);
@@ -280,19 +294,25 @@ mod tests {
                     (None, p) => panic!("{}: {p:?} without CPUs", t.name),
                 }
             }
-            assert!(c.live_tasks(exe, &[0, 1, 2], MS).is_err(), "the CPU count is checked");
+            assert!(c.live_tasks(exe, &[0, 1, 2], MS, None).is_err(), "the CPU count is checked");
         }
         let dl = suite(true).into_iter().find(|c| c.name == "deadline-beside-hogs").unwrap();
-        let live = dl.live_tasks(exe, &[0, 1], 1_000 * MS).unwrap();
+        let live = dl.live_tasks(exe, &[0, 1], 1_000 * MS, None).unwrap();
         assert_eq!((live[0].sched.runtime_ns, live[0].sched.period_ns), (2 * MS, 10 * MS));
         assert_eq!((live[1].cpus.clone(), live[2].cpus.clone()), (Some(vec![0]), Some(vec![1])));
         let sleepers = suite(false).into_iter().find(|c| c.name == "sleepers-vs-hog").unwrap();
-        let live = sleepers.live_tasks(exe, &[1], 1_000 * MS).unwrap();
+        let live = sleepers.live_tasks(exe, &[1], 1_000 * MS, None).unwrap();
         assert_eq!(
             live[0].argv[2..],
             ["bursts", "--stopped-start", "--ms", "2,8", "--repeat", "102"].map(String::from)
         );
         assert_eq!(live[2].argv[2..], ["bursts", "--stopped-start", "--ms", "inf"].map(String::from));
         assert_eq!(suite(false).len(), 5, "the two-CPU mixes need a second CPU");
+        // RT hogs, and only they, note their gaps when asked.
+        let rr = suite(false).into_iter().find(|c| c.name == "rr-pair").unwrap();
+        let live = rr.live_tasks(exe, &[1], 1_000 * MS, Some(Path::new("/tmp/g"))).unwrap();
+        assert_eq!(live[0].argv[6..], ["--gaps-out", "/tmp/g/rr-a.gaps"].map(String::from));
+        let live = sleepers.live_tasks(exe, &[1], 1_000 * MS, Some(Path::new("/tmp/g"))).unwrap();
+        assert!(live.iter().all(|t| !t.argv.iter().any(|a| a == "--gaps-out")));
     }
 }

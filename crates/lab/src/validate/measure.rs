@@ -52,6 +52,9 @@ pub struct CaseRun {
     pub open: Vec<String>,
     /// Where the live tick fell (the replays' ticks are put there), when the trace shows it.
     pub tick_phase: Option<schedlab_trace::TickPhase>,
+    /// Where the RT period's boundaries fell, when an RT hog was throttled (the `linux` replay
+    /// puts its boundaries there, and the live timeline counts a throttled hog from them).
+    pub rt_period: Option<RtPeriodSeen>,
     /// Everything else the kernel ran on the case's CPUs in the window (kernel threads, this
     /// controller, other programs): what the models do not see.
     pub interference: Interference,
@@ -126,6 +129,32 @@ fn interference(
     }
 }
 
+/// The RT period of a run, from the throttles its trace shows and the gaps its RT hogs noted.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RtPeriodSeen {
+    pub period: schedlab_trace::RtPeriod,
+    /// Throttles that gave it.
+    pub throttles: usize,
+}
+
+/// What [`super::rt_period::infer`] finds in a run whose RT hogs noted their gaps in `dir`.
+fn rt_period_of(
+    text: &str,
+    tasks: &[live::LiveTask],
+    pids: &[i32],
+    dir: &Path,
+) -> Option<(schedlab_trace::RtPeriod, usize)> {
+    let gaps: BTreeMap<Pid, Vec<(u64, u64)>> = tasks
+        .iter()
+        .zip(pids)
+        .filter_map(|(t, &pid)| {
+            let g = crate::workloads::gaps::read(&super::cases::gaps_file(dir, &t.name)).ok()?;
+            Some((pid, g))
+        })
+        .collect();
+    super::rt_period::infer(text, &gaps, super::rt_period::host_period_ns()?)
+}
+
 /// `tl` with the case's CPUs numbered 0.. in `host` order (other CPUs after them), so
 /// per-CPU agreement is over the case's CPUs whichever host CPUs they are.
 fn on_case_cpus(tl: &Timeline, host: &[usize]) -> Timeline {
@@ -153,10 +182,13 @@ pub fn run_case(
     progress: &dyn Fn(&str),
 ) -> Result<CaseRun> {
     let host_cpus = if case.cpus == 1 { plan.one_cpu.clone() } else { plan.two_cpus.clone() };
-    let tasks = case.live_tasks(exe, &host_cpus, plan.duration_ns)?;
+    let gaps_dir = tempfile::tempdir().context("a directory for the RT hogs' gaps")?;
+    let tasks = case.live_tasks(exe, &host_cpus, plan.duration_ns, Some(gaps_dir.path()))?;
     let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), progress)
         .with_context(|| format!("running case {}", case.name))?;
-    let (tl, parse) = Timeline::from_text(&run.text, Some(schedlab_trace::Format::Tracefs));
+    let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path());
+    let (tl, parse) =
+        Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|(p, _)| p));
     let trace = LiveTrace {
         timeline: &tl,
         meta: &run.meta,
@@ -166,7 +198,8 @@ pub fn run_case(
         cpus: &host_cpus,
         tick_ns: models.iter().find_map(|m| m.tick),
     };
-    let replay = replay::workload(&trace);
+    let mut replay = replay::workload(&trace);
+    replay.rt_period = rt_period.map(|(p, _)| p);
     let start = run.release_ns + plan.warmup_ns;
     let opts =
         CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(trace.pids()) };
@@ -174,7 +207,8 @@ pub fn run_case(
     let live_on_case = on_case_cpus(&tl, &host_cpus);
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
-        let result = replay::simulate_under(&replay, m).map_err(|e| anyhow::anyhow!("model {}: {e}", m.spec))?;
+        let spec = replay::spec_for(&replay, m);
+        let result = replay::simulate_under(&replay, m).map_err(|e| anyhow::anyhow!("model {spec}: {e}"))?;
         let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
         let mut comparison = compare(&live_on_case, &sim, &opts);
         for t in &mut comparison.tasks {
@@ -182,7 +216,7 @@ pub fn run_case(
                 t.name = n.clone();
             }
         }
-        model_runs.push(ModelRun { label: m.label, spec: m.spec.clone(), tick_ns: m.tick, comparison, timeline: sim });
+        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, timeline: sim });
     }
     Ok(CaseRun {
         case: case.name.to_string(),
@@ -194,6 +228,7 @@ pub fn run_case(
         interference: interference(&live_on_case, &trace.pids(), case.cpus, start, run.end_ns),
         open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
         tick_phase: replay.tick_phase,
+        rt_period: rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
         import_notes: replay.imported.report.notes,
         models: model_runs,
         live: live_on_case,

@@ -11,6 +11,7 @@ pub mod judge;
 pub mod measure;
 pub mod probe;
 pub mod replay;
+pub mod rt_period;
 pub mod tables;
 
 use crate::{Experiment, RunContext, Scale};

@@ -24,7 +24,9 @@ use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::workload::Workload;
 use schedlab_sim::Dur;
-use schedlab_trace::{import, FromSimOptions, ImportOptions, Imported, Pid, Select, TickPhase, Timeline, TraceMeta};
+use schedlab_trace::{
+    import, FromSimOptions, ImportOptions, Imported, Pid, RtPeriod, Select, TickPhase, Timeline, TraceMeta,
+};
 use std::collections::BTreeSet;
 
 /// The live run a replay starts from.
@@ -77,6 +79,8 @@ pub struct Replay {
     pub t0_ns: u64,
     /// The live tick's phase, when the trace shows it.
     pub tick_phase: Option<TickPhase>,
+    /// The RT period's boundaries on the trace clock, when the run showed them.
+    pub rt_period: Option<RtPeriod>,
 }
 
 /// Import the case's tasks and everything else that ran on its CPUs from `live`, workload time
@@ -108,7 +112,7 @@ pub fn workload(live: &LiveTrace) -> Replay {
             open.push(pid);
         }
     }
-    Replay { imported, open, horizon_ns, t0_ns, tick_phase }
+    Replay { imported, open, horizon_ns, t0_ns, tick_phase, rt_period: None }
 }
 
 /// One model of the comparison.
@@ -160,10 +164,22 @@ pub fn models(cpus: usize, hz: Option<u32>, base_slice_ns: Option<u64>, exact_sl
     ]
 }
 
+/// The policy spec `model` replays `replay` with: the `linux` model's RT period boundaries where
+/// the live run's fell.
+pub fn spec_for(replay: &Replay, model: &Model) -> String {
+    match replay.rt_period.filter(|_| model.spec.starts_with("linux")) {
+        Some(rt) => {
+            let sep = if model.spec.contains(':') { ',' } else { ':' };
+            format!("{}{sep}rt_phase={}ns", model.spec, rt.phase_from(replay.t0_ns))
+        }
+        None => model.spec.clone(),
+    }
+}
+
 /// Simulate the replay under `model` (slices recorded).
 pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecError> {
     let w: &Workload = &replay.imported.workload;
-    let mut policy = by_spec(&model.spec)?;
+    let mut policy = by_spec(&spec_for(replay, model))?;
     let cfg = SimConfig {
         cpus: w.cpus.unwrap_or(1),
         horizon: Some(replay.horizon_ns),

@@ -109,8 +109,15 @@ fn spin_wall_stretch(ns: u64) -> u64 {
 }
 
 /// Run `pattern` `repeat` times (a sleep of `gap` ms between repetitions, when the pattern is
-/// repeated), or until `stop()`; returns the repetitions done.
-pub fn run(pattern: &Pattern, repeat: u64, gap_ns: u64, stop: impl Fn() -> bool) -> u64 {
+/// repeated), or until `stop()`; returns the repetitions done. An endless run notes its time off
+/// the CPU in `gaps` when given.
+pub fn run(
+    pattern: &Pattern,
+    repeat: u64,
+    gap_ns: u64,
+    stop: impl Fn() -> bool,
+    mut gaps: Option<&mut super::gaps::Sink>,
+) -> u64 {
     let mut done = 0;
     while done < repeat && !stop() {
         if done > 0 && gap_ns > 0 {
@@ -120,8 +127,13 @@ pub fn run(pattern: &Pattern, repeat: u64, gap_ns: u64, stop: impl Fn() -> bool)
             match *p {
                 Phase::Run(Some(ns)) => spin_cpu(ns),
                 Phase::Run(None) => {
-                    while !stop() {
-                        spin_wall(1_000_000);
+                    match gaps.as_deref_mut() {
+                        Some(sink) => super::gaps::spin(sink, &stop),
+                        None => {
+                            while !stop() {
+                                spin_wall(1_000_000);
+                            }
+                        }
                     }
                     return done;
                 }
@@ -155,7 +167,7 @@ mod tests {
     fn a_burst_uses_the_cpu_time_asked_for() {
         let t0 = thread_cpu_ns();
         let p: Pattern = "5,1,5".parse().unwrap();
-        assert_eq!(run(&p, 2, 0, || false), 2);
+        assert_eq!(run(&p, 2, 0, || false, None), 2);
         let used = thread_cpu_ns() - t0;
         // 4 bursts of 5 ms of CPU: never under (each burst ends on the CPU clock), and over by
         // at most a pre-emption's charge per burst.

@@ -2,9 +2,10 @@
 //! seed 001's calc_pi (cpu), rw (io) and rwpi (mixed) — kept in the std-only crate
 //! `schedlab-work` (the `schedlab-work` binary) and re-exported here — seed 004's password
 //! hashing (crypt), and for replaying simulator workloads live, CPU bursts and sleeps (bursts)
-//! and a wake-up-heavy pair (pingpong).
+//! a wake-up-heavy pair (pingpong), and a hog that notes when it was off its CPU (gaps).
 
 pub mod bursts;
 pub mod crypt;
+pub mod gaps;
 pub mod pingpong;
 pub use schedlab_work::{cpu, io, mixed};

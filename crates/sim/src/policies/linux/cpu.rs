@@ -1,14 +1,18 @@
 //! One CPU's run queue of the `linux` policy (`struct rq`): its deadline, real-time and fair
-//! class queues, walked in the order `pick_next_task()` walks them, with RT throttling; the
-//! task it runs; and what the load balancer needs of it (the order it last ran its fair tasks
-//! in, `rq->cfs_tasks`).
+//! class queues, walked in the order `pick_next_task()` walks them, with RT throttling and the
+//! fair deadline server; the task it runs; and what the load balancer needs of it (the order
+//! it last ran its fair tasks in, `rq->cfs_tasks`).
 
 use super::bandwidth::RtBandwidth;
 use super::deadline::DeadlineRq;
+use super::fair_server::FairServer;
 use super::rt::RtRq;
 use super::{Class, LinuxParams};
 use crate::policies::eevdf::FairRq;
-use crate::policy::{CpuId, Pick, TaskId, Time};
+use crate::policy::{CpuId, Dur, Pick, TaskId, Time};
+
+/// How far ahead an RT task's budget is looked for (beyond it, its slice is not cut).
+const BUDGET_HORIZON: Dur = 3_600_000_000_000;
 
 /// One CPU's classes.
 #[derive(Debug, Clone)]
@@ -27,6 +31,10 @@ pub struct CpuRq {
     /// Its fair tasks, most recently picked or queued first (`rq->cfs_tasks`): the load
     /// balancer takes from the back.
     pub cfs_tasks: Vec<TaskId>,
+    /// The fair deadline server (`rq->fair_server`).
+    pub server: FairServer,
+    /// The CPU idles since (its last pick found nothing).
+    idle_since: Option<Time>,
 }
 
 impl CpuRq {
@@ -40,6 +48,8 @@ impl CpuRq {
             scheduling: false,
             promised: 0,
             cfs_tasks: Vec::new(),
+            server: FairServer::new(p.fair_server_runtime, p.fair_server_period),
+            idle_since: None,
         }
     }
 
@@ -64,59 +74,109 @@ impl CpuRq {
         self.curr.is_none() && self.nr_running() == 0
     }
 
-    /// Fair tasks go before RT ones here: its RT budget is spent and a fair task waits.
-    pub fn rt_held_back(&self, p: &LinuxParams, bw: &RtBandwidth, now: Time) -> bool {
-        p.rt_throttle && self.fair.queued() > 0 && (bw.throttled(self.cpu) || bw.exhausted(self.cpu, now))
+    /// The server's account of the idle time up to `now` (`dl_server_update_idle_time()`).
+    fn account_idle(&mut self, p: &LinuxParams, now: Time) {
+        if let Some(since) = self.idle_since.take() {
+            if p.fair_server {
+                self.server.idle(now.saturating_sub(since));
+            }
+        }
     }
 
-    /// `pick_next_task()`: the first class with a task, highest first; a CPU whose RT budget is
-    /// spent serves waiting fair tasks before RT ones.
+    /// `enqueue_task_fair()`'s part for the server: the first fair task here starts it (after
+    /// the idle time up to now is accounted, the CPU idling on if nothing is picked).
+    pub fn fair_arrives(&mut self, p: &LinuxParams, now: Time) {
+        if !p.fair_server || self.fair.nr_queued() > 0 {
+            return;
+        }
+        if self.idle_since.is_some() {
+            self.account_idle(p, now);
+            self.idle_since = Some(now);
+        }
+        self.server.start(now);
+    }
+
+    /// Is this CPU's RT queue throttled?
+    pub fn rt_throttled(&self, p: &LinuxParams, bw: &RtBandwidth) -> bool {
+        p.rt_throttle && bw.throttled(self.cpu)
+    }
+
+    /// Fair tasks run above RT ones here (the fair server is queued).
+    pub fn serving(&self, p: &LinuxParams) -> bool {
+        p.fair_server && self.server.serving()
+    }
+
+    /// `pick_next_task()`: deadline tasks, the fair server while it is queued (fair tasks, for
+    /// its runtime at most; with none to run it stops), real-time tasks unless throttled (for
+    /// what is left of their budget at most), fair tasks; else the CPU idles.
     pub fn pick(&mut self, p: &LinuxParams, bw: &mut RtBandwidth, now: Time) -> Option<(Pick, Class)> {
         let cpu = self.cpu;
+        self.account_idle(p, now);
         if p.rt_throttle {
-            bw.update(cpu, now);
+            bw.update(now);
         }
         if let Some(pick) = self.dl.pick(cpu, now) {
             self.fair.put_prev(cpu);
+            if p.rt_throttle {
+                bw.start(cpu, now);
+            }
             return Some((pick, Class::Deadline));
         }
-        if !self.rt_held_back(p, bw, now) {
-            return match self.rt.pick(cpu, now) {
-                Some(mut pick) => {
-                    self.fair.put_prev(cpu);
-                    bw.rt_start(cpu, now);
-                    if p.rt_throttle && self.fair.queued() > 0 {
-                        let left = bw.left(cpu, now).max(1);
-                        pick.slice = Some(pick.slice.map_or(left, |s| s.min(left)));
+        if self.serving(p) {
+            if let Some(mut pick) = self.fair.pick(cpu, now) {
+                let left = self.server.left().max(1);
+                pick.slice = Some(pick.slice.map_or(left, |s| s.min(left)));
+                return Some((pick, Class::Fair));
+            }
+            self.server.stop();
+        }
+        if !self.rt_throttled(p, bw) {
+            if let Some(mut pick) = self.rt.pick(cpu, now) {
+                self.fair.put_prev(cpu);
+                if p.rt_throttle {
+                    bw.start(cpu, now);
+                    if let Some(budget) = bw.budget(cpu, now, BUDGET_HORIZON) {
+                        pick.slice = Some(pick.slice.map_or(budget, |s| s.min(budget)));
                     }
-                    Some((pick, Class::RealTime))
                 }
-                None => self.fair.pick(cpu, now).map(|pick| (pick, Class::Fair)),
-            };
+                return Some((pick, Class::RealTime));
+            }
         }
-        if let Some(pick) = self.fair.pick(cpu, now) {
-            return Some((pick, Class::Fair));
+        let picked = self.fair.pick(cpu, now).map(|pick| (pick, Class::Fair));
+        if picked.is_none() {
+            self.idle_since = Some(now);
         }
-        let pick = self.rt.pick(cpu, now)?;
-        bw.rt_start(cpu, now);
-        Some((pick, Class::RealTime))
+        picked
     }
 
-    /// `update_curr()` of the class of `t`, which stops running here.
-    pub fn charge(&mut self, t: TaskId, class: Class, bw: &mut RtBandwidth, now: Time) {
+    /// `update_curr()` of the class of `t`, which stops running here after `ran`.
+    pub fn charge(&mut self, t: TaskId, class: Class, ran: Dur, p: &LinuxParams, bw: &mut RtBandwidth, now: Time) {
         match class {
-            Class::Deadline => self.dl.charge(t, now),
+            Class::Deadline => {
+                self.dl.charge(t, now);
+                if p.rt_throttle {
+                    bw.stop(self.cpu, now, false);
+                }
+            }
             Class::RealTime => {
                 self.rt.charge(t, now);
-                bw.rt_stop(self.cpu, now);
+                if p.rt_throttle {
+                    bw.stop(self.cpu, now, true);
+                }
             }
-            Class::Fair => self.fair.charge(t, now),
+            Class::Fair => {
+                self.fair.charge(t, now);
+                if p.fair_server {
+                    self.server.charge(ran, now);
+                }
+            }
         }
     }
 
     /// `wakeup_preempt()`: a higher class pre-empts at once; within a class, the class decides.
-    /// A fair wakee also displaces an RT task whose CPU's RT budget is spent, and an RT wakee
-    /// does not displace the fair task that runs in the time kept for fair tasks.
+    /// The fair server, once queued, is a deadline entity: a fair wakee that started it
+    /// displaces an RT task, and an RT wakee does not displace a fair task it serves; an RT
+    /// wakee waits while its queue is throttled.
     pub fn preempts(
         &self,
         (woken, wc): (TaskId, Class),
@@ -125,21 +185,21 @@ impl CpuRq {
         bw: &RtBandwidth,
         now: Time,
     ) -> bool {
-        let cpu = self.cpu;
         match (wc, rc) {
             (Class::Deadline, Class::Deadline) => self.dl.preempts(woken, running),
             (Class::Deadline, _) => !self.dl.is_throttled(woken),
             (Class::RealTime, Class::RealTime) => self.rt.preempts(woken, running),
-            (Class::RealTime, Class::Fair) => !(p.rt_throttle && bw.throttled(cpu)),
+            (Class::RealTime, Class::Fair) => !self.rt_throttled(p, bw) && !self.serving(p),
             (Class::Fair, Class::Fair) => self.fair.preempts(woken, running, now),
-            (Class::Fair, Class::RealTime) => p.rt_throttle && bw.exhausted(cpu, now),
+            (Class::Fair, Class::RealTime) => self.serving(p),
             _ => false,
         }
     }
 
     /// After a timer: should the task running here give up the CPU now (a replenished deadline
-    /// task, an RT task held back no longer or one that is, a task a balancer put here)?
-    pub fn preempt_current(&mut self, running: (TaskId, Class), p: &LinuxParams, bw: &RtBandwidth, now: Time) -> bool {
+    /// task, a fair server that started serving, an RT task that a boundary unthrottled or a
+    /// higher one, a task a balancer put here)?
+    pub fn preempt_current(&mut self, running: (TaskId, Class), p: &LinuxParams, bw: &RtBandwidth, _now: Time) -> bool {
         let (t, class) = running;
         let dl_waiting = self.dl.ready() > self.promised;
         let dl_wins = dl_waiting
@@ -152,9 +212,21 @@ impl CpuRq {
             return true;
         }
         match class {
-            Class::RealTime => self.rt_held_back(p, bw, now) || self.rt.top().is_some_and(|top| top > self.rt.prio(t)),
-            Class::Fair => self.rt.queued() > 0 && !(p.rt_throttle && bw.throttled(self.cpu)),
+            Class::RealTime => {
+                (self.serving(p) && self.fair.queued() > 0) || self.rt.top().is_some_and(|top| top > self.rt.prio(t))
+            }
+            Class::Fair => self.rt.queued() > 0 && !self.rt_throttled(p, bw) && !self.serving(p),
             Class::Deadline => false,
+        }
+    }
+
+    /// Is `t`, queued here, held off the CPU by a throttle (its deadline server, or its RT
+    /// queue's budget)?
+    pub fn throttled(&self, t: TaskId, class: Class, p: &LinuxParams, bw: &RtBandwidth) -> bool {
+        match class {
+            Class::Deadline => self.dl.is_throttled(t),
+            Class::RealTime => self.rt_throttled(p, bw),
+            Class::Fair => false,
         }
     }
 

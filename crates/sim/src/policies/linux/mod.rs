@@ -11,13 +11,19 @@
 //!
 //! The stop class has no tasks here (it runs the kernel's stopper threads) and the idle class
 //! is an idle CPU. A task of a higher class pre-empts one of a lower class at once
-//! (`wakeup_preempt()`); within a class the class decides. RT throttling ([`bandwidth`]) keeps
-//! `rt_period − rt_runtime` of every `rt_period` for fair tasks when they want it. Deadline
-//! replenishments and the RT windows are policy timers: the engine wakes the policy then.
+//! (`wakeup_preempt()`); within a class the class decides. Two mechanisms keep real-time tasks
+//! from starving the rest: classic RT throttling ([`bandwidth`]: a CPU's RT tasks stop for the
+//! rest of the period once they have run `rt_runtime` of it, and the CPU runs fair tasks or
+//! idles) and the fair deadline server ([`fair_server`]: 50 ms of every second for fair tasks
+//! that RT tasks starve, deferred until they have waited for it). Deadline replenishments, the
+//! RT period and the server's timer are policy timers: the engine wakes the policy then.
 //!
 //! Parameters (`linux:key=value,...`): `rr_quantum` (ms, 100), `rt_runtime` (ms, 950),
-//! `rt_period` (ms, 1000), `rt_throttle` (1 = on, the kernel's default; 0 = off), and every
-//! parameter of `eevdf` for the fair class. [`deadline::admission`] is the admission test
+//! `rt_period` (ms, 1000), `rt_throttle` (1 = on, as a kernel with `CONFIG_RT_GROUP_SCHED` such
+//! as this machine's does it; 0 = off), `rt_phase` (where the RT period boundaries fall: at
+//! `rt_phase + k·rt_period`, default 0), `fair_server` (1 = on, 6.12+; 0 = off),
+//! `fair_server_runtime` (50 ms), `fair_server_period` (1000 ms), and every parameter of `eevdf`
+//! for the fair class. [`deadline::admission`] is the admission test
 //! `sched_setattr()` applies, for callers to run before a simulation.
 //!
 //! With more than one CPU there is a run queue per CPU ([`cpu`]), as in the kernel, and the
@@ -30,13 +36,14 @@
 //! Not modelled: the stop class, task groups (autogroup: every task is in one group here),
 //! priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
 //! inheritance ranks priorities the other way, so this policy ignores it), SCHED_DEADLINE's
-//! bandwidth reclaiming (GRUB, off by default), the fair server's exact timing (see
-//! [`bandwidth`]), `sched_yield()`, NUMA and SMT domains (one domain of all CPUs sharing a
+//! bandwidth reclaiming (GRUB, off by default), the fair server's place among deadline tasks
+//! (see [`fair_server`]), `sched_yield()`, NUMA and SMT domains (one domain of all CPUs sharing a
 //! cache), the cost of balancing.
 
 pub mod bandwidth;
 pub mod cpu;
 pub mod deadline;
+pub mod fair_server;
 pub mod pelt;
 pub mod rt;
 pub mod smp;
@@ -76,8 +83,14 @@ pub struct LinuxParams {
     /// `sched_rt_runtime_us` / `sched_rt_period_us` (950 ms / 1000 ms).
     pub rt_runtime: Dur,
     pub rt_period: Dur,
-    /// RT throttling on (the kernel's default).
+    /// Classic RT throttling on (the kernel's default with RT group scheduling).
     pub rt_throttle: bool,
+    /// Where the RT period boundaries fall (`phase + k·rt_period`).
+    pub rt_phase: Dur,
+    /// The fair deadline server, and its reservation.
+    pub fair_server: bool,
+    pub fair_server_runtime: Dur,
+    pub fair_server_period: Dur,
     pub fair: Features,
 }
 
@@ -88,6 +101,10 @@ impl Default for LinuxParams {
             rt_runtime: 950_000_000,
             rt_period: 1_000_000_000,
             rt_throttle: true,
+            rt_phase: 0,
+            fair_server: true,
+            fair_server_runtime: 50_000_000,
+            fair_server_period: 1_000_000_000,
             fair: Features::default(),
         }
     }
@@ -103,8 +120,28 @@ impl LinuxParams {
             return Err(p.error("rt_runtime", "must not exceed rt_period"));
         }
         let rt_throttle = p.uint("rt_throttle", 1, 0, 1)? == 1;
+        let rt_phase = p.time_opt("rt_phase")?.unwrap_or(0);
+        if rt_phase >= rt_period {
+            return Err(p.error("rt_phase", "must be less than rt_period"));
+        }
+        let fair_server = p.uint("fair_server", 1, 0, 1)? == 1;
+        let fair_server_period = p.time("fair_server_period", 1000.0)?;
+        let fair_server_runtime = p.time("fair_server_runtime", 50.0)?;
+        if fair_server_runtime == 0 || fair_server_runtime > fair_server_period {
+            return Err(p.error("fair_server_runtime", "must be more than 0 and at most fair_server_period"));
+        }
         let fair = eevdf::features(p)?;
-        Ok(LinuxParams { rr_quantum, rt_runtime, rt_period, rt_throttle, fair })
+        Ok(LinuxParams {
+            rr_quantum,
+            rt_runtime,
+            rt_period,
+            rt_throttle,
+            rt_phase,
+            fair_server,
+            fair_server_runtime,
+            fair_server_period,
+            fair,
+        })
     }
 
     /// `linux` plus every parameter that differs from the default.
@@ -122,6 +159,18 @@ impl LinuxParams {
         }
         if self.rt_throttle != d.rt_throttle {
             parts.push(format!("rt_throttle={}", u8::from(self.rt_throttle)));
+        }
+        if self.rt_phase != d.rt_phase {
+            parts.push(format!("rt_phase={}", ms(self.rt_phase)));
+        }
+        if self.fair_server != d.fair_server {
+            parts.push(format!("fair_server={}", u8::from(self.fair_server)));
+        }
+        if self.fair_server_runtime != d.fair_server_runtime {
+            parts.push(format!("fair_server_runtime={}", ms(self.fair_server_runtime)));
+        }
+        if self.fair_server_period != d.fair_server_period {
+            parts.push(format!("fair_server_period={}", ms(self.fair_server_period)));
         }
         let fair = eevdf::label(&self.fair);
         if let Some(rest) = fair.strip_prefix("eevdf:") {
@@ -158,7 +207,7 @@ impl Linux {
             class: PerTask::default(),
             task_cpu: PerTask::default(),
             rqs: vec![CpuRq::new(0, &params)],
-            bw: RtBandwidth::new(params.rt_runtime, params.rt_period),
+            bw: RtBandwidth::new(params.rt_runtime, params.rt_period, params.rt_phase),
             smp: None,
             now: 0,
             params,
@@ -205,6 +254,7 @@ impl Linux {
             Class::Deadline => rq.dl.enqueue(task, why, now),
             Class::RealTime => rq.rt.enqueue(task, why, now),
             Class::Fair => {
+                rq.fair_arrives(&self.params, now);
                 rq.fair.enqueue(task, why, now);
                 if self.smp.is_some() && why != EnqueueReason::Restored {
                     rq.cfs_front(task.id);
@@ -302,12 +352,12 @@ impl Policy for Linux {
         Some(pick)
     }
 
-    fn charge(&mut self, task: TaskId, _ran: Dur, now: Time) {
+    fn charge(&mut self, task: TaskId, ran: Dur, now: Time) {
         self.now = now;
         let i = self.rq_of(task);
         let class = self.class.get(task);
         let rq = &mut self.rqs[i];
-        rq.charge(task, class, &mut self.bw, now);
+        rq.charge(task, class, ran, &self.params, &mut self.bw, now);
         if rq.curr.is_some_and(|(t, _)| t == task) {
             rq.curr = None;
         }
@@ -383,10 +433,13 @@ impl Policy for Linux {
     fn next_timer(&self) -> Option<Time> {
         let mut next = self.rqs.iter().filter_map(|rq| rq.dl.next_timer()).min();
         if self.params.rt_throttle {
-            for rq in &self.rqs {
-                if let Some(t) = self.bw.next_change(rq.cpu, rq.fair.queued() > 0) {
-                    next = Some(next.map_or(t, |n| n.min(t)));
-                }
+            if let Some(t) = self.bw.next_change(self.now) {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        if self.params.fair_server {
+            for t in self.rqs.iter().filter_map(|rq| rq.server.next_timer()) {
+                next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
         if let Some(t) = self.smp.as_ref().and_then(|_| self.balance_timer()) {
@@ -407,8 +460,15 @@ impl Policy for Linux {
             }
         }
         if self.params.rt_throttle {
-            for rq in &self.rqs {
-                self.bw.update(rq.cpu, now);
+            self.bw.update(now);
+        }
+        if self.params.fair_server {
+            for rq in &mut self.rqs {
+                rq.server.timer(now);
+                if rq.server.serving() && rq.fair_runnable() == 0 {
+                    // Queued, it is picked at once and finds no fair task (dl_server_stop()).
+                    rq.server.stop();
+                }
             }
         }
         for rq in &mut self.rqs {
@@ -433,6 +493,6 @@ impl Policy for Linux {
     }
 
     fn throttled(&self, task: TaskId) -> bool {
-        self.rqs[self.rq_of(task)].dl.is_throttled(task)
+        self.rqs[self.rq_of(task)].throttled(task, self.class.get(task), &self.params, &self.bw)
     }
 }
