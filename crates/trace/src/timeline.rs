@@ -324,8 +324,9 @@ struct Builder {
     /// Per CPU, a task seen running there without its switch-in since the CPU's last switch:
     /// (pid, the window's start, the first event in its context).
     lost_in: Vec<Option<(Pid, u64, u64)>>,
-    /// Per CPU, the task whose switch to idle left it runnable (an RT task throttled), and when.
-    idled_from: Vec<Option<(Pid, u64)>>,
+    /// Per CPU, when a task's switch to idle left it runnable (its RT queue throttled); kept
+    /// while other tasks come and go there, until a task runnable since then is seen running.
+    idled_from: Vec<Option<u64>>,
     /// The RT period, when known: a throttled task comes back at its next boundary.
     rt_period: Option<crate::RtPeriod>,
 }
@@ -382,13 +383,14 @@ impl Builder {
                     _ => start,
                 };
                 let guess = cpu_last.unwrap_or(start).max(since);
-                if let Some(back) = self.throttled_return(pid, cpu, since, ts) {
+                if let Some(back) = self.throttled_return(cpu, since, ts) {
+                    self.idled_from[cpu] = None;
                     self.anomaly(
                         e,
                         pid,
                         format!(
-                            "switched out of CPU {cpu} without a switch-in: it went off the CPU runnable at {since} (RT \
-                             throttling) and is counted from the next RT period boundary, {back}"
+                            "switched out of CPU {cpu} without a switch-in: runnable while its RT queue was throttled \
+                             (CPU {cpu} idle from {since}), it is counted from the next RT period boundary, {back}"
                         ),
                     );
                     back
@@ -431,15 +433,16 @@ impl Builder {
         self.cur.insert(pid, next);
     }
 
-    /// When a task whose switch-in was lost came back, if the trace says it was throttled: it
-    /// went off `cpu` runnable, to idle, at `since` (its queue throttled), nothing ran there
-    /// since, and the RT period is known — the next boundary, if before `ts`.
-    fn throttled_return(&self, pid: Pid, cpu: usize, since: u64, ts: u64) -> Option<u64> {
+    /// When a task whose switch-in was lost came back, if the trace says its RT queue was
+    /// throttled: `cpu` went idle at `t0` leaving a task runnable, this one has been runnable
+    /// since then or before (a runnable fair task would have run instead of idle: it is an RT
+    /// task), and the RT period is known — the boundary after `t0` (or the CPU's last switch, if
+    /// other tasks ran there after it), if before `ts`.
+    fn throttled_return(&self, cpu: usize, since: u64, ts: u64) -> Option<u64> {
         let rt = self.rt_period?;
-        if self.idled_from.get(cpu).copied().flatten() != Some((pid, since)) {
-            return None;
-        }
-        Some(rt.boundary_after(since)).filter(|&b| b <= ts)
+        let t0 = self.idled_from.get(cpu).copied().flatten().filter(|&t0| since <= t0)?;
+        let last = self.cpu_switch.get(cpu).copied().flatten().unwrap_or(t0);
+        Some(rt.boundary_after(t0).max(last)).filter(|&b| b <= ts)
     }
 
     fn close_run(&mut self, pid: Pid, cpu: usize, start: u64, end: u64) {
@@ -538,9 +541,7 @@ impl Builder {
             self.cpu_seen[e.cpu] = Some(e.ts);
             return;
         }
-        if self.idled_from[e.cpu].is_some_and(|(p, _)| p != current) {
-            self.idled_from[e.cpu] = None;
-        }
+
         let seen = self.cpu_seen[e.cpu].unwrap_or(self.tl.start);
         if current != 0 && self.lost_in[e.cpu].is_none_or(|(p, ..)| p != current) {
             self.lost_in[e.cpu] = Some((current, seen, e.ts));
@@ -567,7 +568,12 @@ impl Builder {
                     self.cpu_seen[e.cpu] = Some(ts);
                     self.lost_in[e.cpu] = None;
                     let throttled = s.next_pid == 0 && s.prev_pid != 0 && s.prev_state.starts_with('R');
-                    self.idled_from[e.cpu] = throttled.then_some((s.prev_pid, ts));
+                    if throttled {
+                        self.idled_from[e.cpu] = Some(ts);
+                    } else if s.next_pid != 0 {
+                        // A task switched in where the trace shows it: the throttle is over.
+                        self.idled_from[e.cpu] = None;
+                    }
                 }
             }
             EventKind::Wakeup(w) => self.wakeup(e, w.pid, &w.comm, w.prio, false),
@@ -763,7 +769,17 @@ mod tests {
         assert_eq!(runs, vec![(1_000_000_000, 1_000_100_000), (1_050_000_000, 1_060_000_000)]);
         // Without the period the idle time counts as running (the window's start).
         assert_eq!(tl(&lines).tasks[&5].runs[1].start, 1_000_100_000);
-        // Something else ran there meanwhile: its switch-out names what ran next, so no guess.
+        // A kworker ran in the gap (its own switch in lost too) and went back to idle: task 5
+        // still comes back at the boundary.
+        let lines = [sw(0, 1, 7, "S", 5), sw(100, 1, 5, "R", 0), sw(20_000, 1, 8, "S", 0), sw(60_000, 1, 5, "R", 6)];
+        let (t, _) = Timeline::from_text_with(&lines.join("\n"), Some(crate::Format::Tracefs), Some(rt));
+        assert_eq!(t.tasks[&5].runs[1].start, 1_050_000_000);
+        // The other RT task comes back first (task 5's slice had run out): it was runnable since
+        // before the throttle, so it too returns at the boundary.
+        let lines = [sw(0, 1, 7, "S", 5), sw(50, 1, 5, "R", 9), sw(90, 1, 9, "R", 0), sw(60_000, 1, 9, "R", 5)];
+        let (t, _) = Timeline::from_text_with(&lines.join("\n"), Some(crate::Format::Tracefs), Some(rt));
+        assert_eq!(t.tasks[&9].runs[1].start, 1_050_000_000);
+        // Something else switched to it: its switch-in is in the trace, nothing to guess.
         let lines = [sw(0, 1, 7, "S", 5), sw(100, 1, 5, "R", 0), sw(20_000, 1, 8, "S", 5), sw(60_000, 1, 5, "R", 6)];
         let (t, _) = Timeline::from_text_with(&lines.join("\n"), Some(crate::Format::Tracefs), Some(rt));
         assert_eq!(t.tasks[&5].runs[1].start, 1_020_000_000);

@@ -1,9 +1,11 @@
-//! Where the host's RT period boundaries fell during a live run. An RT hog that classic RT
-//! throttling stops goes to idle still runnable — the trace shows that switch — and comes back
-//! at the next period boundary; on this host the switch back in, out of idle, is not recorded.
-//! The hogs note their own time off the CPU (`workload bursts --gaps-out`), so the boundary is
-//! the end of the gap that began when the trace shows a hog throttled. The period timer's phase
-//! is set when it starts, after every stretch without RT work, so it is found per run.
+//! Where the host's RT period boundaries fell during a live run. When classic RT throttling
+//! stops a CPU's RT tasks, the running one goes to idle still runnable — the trace shows that
+//! switch — and the first of them comes back at the next period boundary; on this host the
+//! switch back in, out of idle, is not recorded. The hogs note their own time off the CPU
+//! (`workload bursts --gaps-out`): at each throttle every hog is off the CPU, and the first gap
+//! to end ends at the boundary (the throttled hog, or the other one when the throttle came with
+//! the end of its round-robin turn). The period timer's phase is set when it starts, after every
+//! stretch without RT work, so it is found per run.
 
 use schedlab_trace::{parse, EventKind, Format, Pid, RtPeriod};
 use std::collections::BTreeMap;
@@ -25,10 +27,17 @@ pub fn infer(text: &str, gaps: &BTreeMap<Pid, Vec<(u64, u64)>>, period_ns: u64) 
         if s.next_pid != 0 || !s.prev_state.starts_with('R') {
             continue;
         }
-        let Some(g) = gaps.get(&s.prev_pid) else { continue };
-        if let Some(&(_, back)) = g.iter().find(|(from, _)| from.abs_diff(e.ts) <= MATCH_NS) {
-            returns.push(back);
+        let Some(own) = gaps.get(&s.prev_pid) else { continue };
+        if !own.iter().any(|(from, _)| from.abs_diff(e.ts) <= MATCH_NS) {
+            continue;
         }
+        let first_back = gaps
+            .values()
+            .flatten()
+            .filter(|(from, to)| *from <= e.ts + MATCH_NS && *to > e.ts)
+            .map(|(_, to)| *to)
+            .min();
+        returns.extend(first_back);
     }
     let first = *returns.first()?;
     // Offsets from the first return, folded into (−period/2, period/2]: the median of a cluster
@@ -91,6 +100,11 @@ mod tests {
         assert_eq!(rt.period_ns, 1_000_000_000);
         assert!((580_027_000..=580_031_000).contains(&rt.phase_ns), "{}", rt.phase_ns);
         assert!(infer(&text, &BTreeMap::new(), 1_000_000_000).is_none());
+        // Hog 6 was off the CPU (its turn over) and came back first, at the boundary; hog 5's
+        // own gap ends a turn later.
+        let text = sw(10_528_016, 5, "R", 0);
+        let gaps = [(5, vec![(10_528_000_000, 10_680_000_000)]), (6, vec![(10_500_000_000, 10_580_020_000)])].into();
+        assert_eq!(infer(&text, &gaps, 1_000_000_000).unwrap().0.phase_ns, 580_020_000);
         // Returns on both sides of a whole second still give one phase.
         let text = [sw(10_999_000, 5, "R", 0), sw(11_999_000, 5, "R", 0)].join("\n");
         let gaps = [(5, vec![(10_999_000_000, 10_999_999_990), (11_999_000_000, 12_000_000_010)])].into();
