@@ -83,6 +83,14 @@ fn a_wake_up_onto_an_idle_cpu_waits_for_it_and_a_pre_empting_one_lets_the_victim
     // Without delays (the default) it starts at the wake-up.
     let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &SimConfig::default());
     assert_eq!(r.slices.iter().filter(|s| s.task == 0).nth(1).unwrap().start, 3 * MS);
+    // A task of a real-time class takes the RT delay when one is given; others keep `preempt`.
+    let rt_cfg = SimConfig { wake: WakeDelays { preempt_rt: Some((9 * US).into()), ..cfg.wake }, ..cfg.clone() };
+    let r = simulate(&w, by_spec("prio-preempt").unwrap().as_mut(), &rt_cfg);
+    assert_eq!(r.slices.iter().filter(|s| s.task == 0).nth(1).unwrap().start, 3 * MS + 7 * US);
+    let mut rt = w.clone();
+    rt.tasks[0].class = Some("fifo".into());
+    let r = simulate(&rt, by_spec("prio-preempt").unwrap().as_mut(), &rt_cfg);
+    assert_eq!(r.slices.iter().filter(|s| s.task == 0).nth(1).unwrap().start, 3 * MS + 9 * US);
 }
 
 /// A ping-pong pair: `ping` runs 1 ms, wakes `pong` at the end of the burst and waits to be

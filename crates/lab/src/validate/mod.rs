@@ -43,11 +43,11 @@ impl Params {
         Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS }
     }
 
-    /// Rough wall time: the probes (five wake-up probes of 2 s and the slice probe), every run,
+    /// Rough wall time: the probes (six wake-up probes of 2 s and the slice probe), every run,
     /// plus a second each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
-        12.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
+        14.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
     }
 
     /// The cases asked for, in suite order; an unknown name is an error that lists the known.

@@ -489,7 +489,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         }
         let d = &self.cfg.wake;
         let kind = match ts.woken_from {
-            NO_CPU => &d.preempt,
+            NO_CPU => match (&d.preempt_rt, self.w.tasks[t].class.as_deref()) {
+                (Some(rt), Some("fifo" | "rr" | "deadline")) => rt,
+                _ => &d.preempt,
+            },
             w if w as usize == c => &d.task_preempt,
             _ => &d.remote_preempt,
         };

@@ -100,6 +100,10 @@ pub struct WakeDelays {
     pub idle: WakeDelay,
     /// A timer or device wake-up that pre-empts the running task.
     pub preempt: WakeDelay,
+    /// The same for a task of a real-time or deadline class (workload class `fifo`, `rr` or
+    /// `deadline`), when measured apart: the kernel's wake-up path is not the fair class's.
+    /// None: `preempt`.
+    pub preempt_rt: Option<WakeDelay>,
     /// A task wakes a task that pre-empts it on its own CPU (a pipe write): the waker runs on.
     pub task_preempt: WakeDelay,
     /// A task wakes a task onto another, idle CPU (an inter-processor interrupt, leaving idle).

@@ -61,12 +61,18 @@ pub struct RunArgs {
     /// Context-switch cost, paid when a CPU switches to a different task (e.g. 50us).
     #[arg(long, default_value = "0ms")]
     switch_cost: String,
-    /// How long wake-ups take to act, up to five values: a timer wake-up onto an idle CPU (the
+    /// How long wake-ups take to act, up to six values: a timer wake-up onto an idle CPU (the
     /// task starts that much later), one that pre-empts (the running task runs on that much),
     /// a task's wake-up of a task that pre-empts it, a task's wake-up onto another idle CPU,
-    /// and onto another CPU whose task it pre-empts (e.g. `8us,6us,3us,50us,20us`; one value
-    /// for all; missing ones are 0). `schedlab validate` measures this machine's.
-    #[arg(long, value_name = "IDLE[,PREEMPT[,TASK[,REMOTE_IDLE[,REMOTE_PREEMPT]]]]", default_value = "0us")]
+    /// onto another CPU whose task it pre-empts, and a timer wake-up that pre-empts for a task
+    /// of class fifo, rr or deadline (e.g. `8us,6us,3us,50us,20us,7us`; one value for all;
+    /// missing ones are 0, a missing sixth is the second). `schedlab validate` measures this
+    /// machine's.
+    #[arg(
+        long,
+        value_name = "IDLE[,PREEMPT[,TASK[,REMOTE_IDLE[,REMOTE_PREEMPT[,RT_PREEMPT]]]]]",
+        default_value = "0us"
+    )]
     wake_delay: String,
     /// Stop at this virtual time, e.g. 2s (unfinished tasks show no finish).
     #[arg(long)]
@@ -175,7 +181,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     s.files.push(DataFile::text("workload.json", workload_json.clone()));
     s.parameters = json!({"workload": a.workload, "workload_sha256": sha256_hex(&workload_json), "generate": a.generate, "policies": a.policies, "cpus": cpus,
-        "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit, "on_miss": cfg.on_miss});
+        "switch_cost_ns": cfg.switch_cost, "wake_delays_ns": {"idle": cfg.wake.idle, "preempt": cfg.wake.preempt, "preempt_rt": cfg.wake.preempt_rt, "task_preempt": cfg.wake.task_preempt, "remote_idle": cfg.wake.remote_idle, "remote_preempt": cfg.wake.remote_preempt}, "horizon_ns": cfg.horizon, "tick": format!("{tick:?}"), "per_cpu": a.per_cpu, "priority_inheritance": !a.no_inherit, "on_miss": cfg.on_miss});
     let s = output::emit(s, &a.output, &host)?;
     if let (Some(path), Some(f)) = (&a.gantt, s.figures.first()) {
         std::fs::write(path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
@@ -223,20 +229,35 @@ fn tick_choice(a: &RunArgs, host_hz: Option<u32>) -> Result<TickChoice> {
     }
 }
 
-/// `--wake-delay`: one value for every delay, or up to five in order (missing ones 0).
+/// `--wake-delay`: one value for every delay, or up to six in order (missing ones 0; a missing
+/// RT pre-emption is the pre-emption's).
 fn wake_delays(text: &str) -> Result<WakeDelays> {
     let v: Vec<u64> = text.split(',').map(|x| time_arg("wake-delay", x.trim())).collect::<Result<_>>()?;
-    if v.len() > 5 {
+    if v.len() > 6 {
         schedlab_os::bail_usage!(
-            "--wake-delay '{text}': at most five values (idle, preempt, task, remote idle, remote preempt)"
+            "--wake-delay '{text}': at most six values (idle, preempt, task, remote idle, remote preempt, RT preempt)"
         );
     }
     if let [one] = v[..] {
         let one = one.into();
-        return Ok(WakeDelays { idle: one, preempt: one, task_preempt: one, remote_idle: one, remote_preempt: one });
+        return Ok(WakeDelays {
+            idle: one,
+            preempt: one,
+            preempt_rt: None,
+            task_preempt: one,
+            remote_idle: one,
+            remote_preempt: one,
+        });
     }
     let at = |i: usize| v.get(i).copied().unwrap_or(0).into();
-    Ok(WakeDelays { idle: at(0), preempt: at(1), task_preempt: at(2), remote_idle: at(3), remote_preempt: at(4) })
+    Ok(WakeDelays {
+        idle: at(0),
+        preempt: at(1),
+        preempt_rt: v.get(5).map(|&d| d.into()),
+        task_preempt: at(2),
+        remote_idle: at(3),
+        remote_preempt: at(4),
+    })
 }
 
 /// How many simulated tasks fit: `--max-tasks`, or half the available memory at

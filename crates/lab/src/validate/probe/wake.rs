@@ -8,8 +8,11 @@
 //!   cases' sleepers sleep 4–8 ms: after 2 ms asleep beside a hog the wake-up took about 0.7 µs
 //!   less, its memory still in the caches): a timer wakes it on an idle CPU (idle exit, the
 //!   interrupt, the switch);
-//! - **preempt**: the same sleeper at SCHED_FIFO beside a SCHED_OTHER hog: every timer
-//!   wake-up pre-empts the hog;
+//! - **preempt**: the same sleeper beside a SCHED_OTHER hog: the timer wake-ups that pre-empt
+//!   the hog (nearly all: it wakes with lag to claim);
+//! - **preempt_rt**: the same sleeper at SCHED_FIFO beside the hog: every timer wake-up pre-empts
+//!   it, through the real-time class's wake-up path rather than the fair class's (here the two
+//!   differed by about 1 µs either way from run to run: each case's tasks get their own class's);
 //! - **task_preempt**: a ping-pong pair on one CPU (50 µs of work per message): the wake-ups
 //!   after which the woken thread pre-empts its waker (the waker is switched out runnable at
 //!   that switch-in; it first returns from its write). The pair also wakes each other when a
@@ -50,6 +53,7 @@ pub struct Delay {
 pub struct WakeProbe {
     pub idle: Delay,
     pub preempt: Delay,
+    pub preempt_rt: Delay,
     pub task_preempt: Delay,
     pub remote_idle: Option<Delay>,
     pub remote_preempt: Option<Delay>,
@@ -61,6 +65,7 @@ impl WakeProbe {
         WakeDelays {
             idle: self.idle.spread,
             preempt: self.preempt.spread,
+            preempt_rt: Some(self.preempt_rt.spread),
             task_preempt: self.task_preempt.spread,
             remote_idle: self.remote_idle.map_or(WakeDelay::default(), |d| d.spread),
             remote_preempt: self.remote_preempt.map_or(WakeDelay::default(), |d| d.spread),
@@ -76,11 +81,12 @@ impl WakeProbe {
             _ => String::new(),
         };
         format!(
-            "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts; a task's wake-up of a \
-             task that pre-empts it takes {}{remote} (medians); every model draws each wake-up's delay from these \
-             latencies' spread, 16 quantiles per kind (a calibration).",
+            "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts ({} for a SCHED_FIFO \
+             task); a task's wake-up of a task that pre-empts it takes {}{remote} (medians); every model draws each \
+             wake-up's delay from these latencies' spread, 16 quantiles per kind (a calibration).",
             us(&self.idle),
             us(&self.preempt),
+            us(&self.preempt_rt),
             us(&self.task_preempt)
         )
     }
@@ -160,11 +166,15 @@ pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Re
         first,
         idle_cpu,
     )?;
-    let beside = [
-        workload(exe, "fifo-sleeper", "bursts", &sleeper, fifo, cpu),
-        workload(exe, "hog", "bursts", &["--ms", "inf"], other, cpu),
-    ];
-    let preempt = measure(&beside, span, "pre-empting", timer, first, cpu)?;
+    let beside = |name: &str, sched: SchedParams| {
+        [
+            workload(exe, name, "bursts", &sleeper, sched, cpu),
+            workload(exe, "hog", "bursts", &["--ms", "inf"], other, cpu),
+        ]
+    };
+    let timer_preempting = Kind { from_task: false, preempting: true };
+    let preempt = measure(&beside("sleeper", other), span, "pre-empting", timer_preempting, first, cpu)?;
+    let preempt_rt = measure(&beside("fifo-sleeper", fifo), span, "RT pre-empting", timer, first, cpu)?;
     let for_ms = format!("{}ms", span.as_millis() + 1000);
     let pair = ["--for", for_ms.as_str(), "--work", "50us"];
     // The pong thread (the process's second task) is woken by ping's writes.
@@ -173,7 +183,7 @@ pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Re
     let preempting = Kind { from_task: true, preempting: true };
     let task_preempt = measure(&pair_alone, span, "task pre-empting", preempting, pong, cpu)?;
     if idle_cpu == cpu {
-        return Ok(WakeProbe { idle, preempt, task_preempt, remote_idle: None, remote_preempt: None });
+        return Ok(WakeProbe { idle, preempt, preempt_rt, task_preempt, remote_idle: None, remote_preempt: None });
     }
     let split = format!("{cpu},{idle_cpu}");
     let split_pair = ["--for", for_ms.as_str(), "--work", "50us", "--split", split.as_str()];
@@ -190,5 +200,12 @@ pub fn wake_costs(exe: &Path, idle_cpu: usize, cpu: usize, span: Duration) -> Re
         pong,
         idle_cpu,
     )?;
-    Ok(WakeProbe { idle, preempt, task_preempt, remote_idle: Some(remote_idle), remote_preempt: Some(remote_preempt) })
+    Ok(WakeProbe {
+        idle,
+        preempt,
+        preempt_rt,
+        task_preempt,
+        remote_idle: Some(remote_idle),
+        remote_preempt: Some(remote_preempt),
+    })
 }
