@@ -115,7 +115,7 @@ impl CpuRq {
         if p.rt_throttle {
             bw.update(now);
         }
-        if let Some(pick) = self.dl.pick(cpu, now) {
+        if let Some(pick) = if self.dl.queued() > 0 { self.dl.pick(cpu, now) } else { None } {
             self.fair.put_prev(cpu);
             if p.rt_throttle {
                 bw.start(cpu, now);
@@ -130,7 +130,7 @@ impl CpuRq {
             }
             self.server.stop();
         }
-        if !self.rt_throttled(p, bw) {
+        if self.rt.queued() > 0 && !self.rt_throttled(p, bw) {
             if let Some(mut pick) = self.rt.pick(cpu, now) {
                 self.fair.put_prev(cpu);
                 if p.rt_throttle {
