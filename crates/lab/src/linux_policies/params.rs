@@ -69,6 +69,13 @@ impl FromStr for WorkloadKind {
 pub const SEED_PROCS: [usize; 3] = [100, 1000, 10_000];
 /// `--quick` copies the calibrated io bytes divided by this.
 pub const QUICK_IO_DIVISOR: u64 = 10;
+/// The seed's Monte Carlo samples per cpu/mixed process.
+pub const SEED_ITERATIONS: u64 = 1_000_000;
+/// Samples per cpu/mixed process under `--quick`: the seed's million take about 3.5 ms here,
+/// under one 4 ms tick, so a SCHED_OTHER child is pre-empted about 0.5 times — too close to
+/// FIFO's 0–0.3 (switches forced by the harness and the kernel) to tell apart in one run. Four
+/// times as many span three to four ticks.
+pub const QUICK_ITERATIONS: u64 = 4 * SEED_ITERATIONS;
 /// Counts used by `--quick` (CI).
 pub const QUICK_PROCS: [usize; 2] = [50, 200];
 /// The seed's policies.
@@ -171,7 +178,7 @@ impl Params {
     /// The parameters of a scale: quick = 50 and 200 processes, default = 100 and 1,000,
     /// full = the seed's 100, 1,000 and 10,000; always the seed's three policies and workloads
     /// and the `empty` case. `--quick` copies a tenth of the calibrated io bytes
-    /// ([`QUICK_IO_DIVISOR`]), so its io cases stay short.
+    /// ([`QUICK_IO_DIVISOR`]), so its io cases stay short, and computes [`QUICK_ITERATIONS`].
     pub fn for_scale(scale: Scale, program: PathBuf) -> Self {
         let procs = match scale {
             Scale::Quick => QUICK_PROCS.to_vec(),
@@ -185,7 +192,7 @@ impl Params {
             priority: DEFAULT_PRIORITY,
             cpus: default_child_cpus(),
             timeout: Duration::from_secs(if scale == Scale::Quick { 60 } else { 600 }),
-            iterations: 1_000_000,
+            iterations: if scale == Scale::Quick { QUICK_ITERATIONS } else { SEED_ITERATIONS },
             io_bytes: if scale == Scale::Quick {
                 crate::workloads::io::DEFAULT_TOTAL / QUICK_IO_DIVISOR
             } else {
