@@ -43,11 +43,12 @@ impl Params {
         Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS }
     }
 
-    /// Rough wall time: the probes (six wake-up probes of 2 s and the slice probe), every run,
+    /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
+    /// slice probe), every run,
     /// plus a second each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
-        14.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
+        17.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
     }
 
     /// The cases asked for, in suite order; an unknown name is an error that lists the known.
@@ -108,11 +109,14 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
     ctx.progress.update(0.0, "probing the wake-up path");
     let wake = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_secs(2))?;
-    let models: Vec<_> =
+    let mut models: Vec<_> =
         replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact)
             .into_iter()
             .map(|m| m.with_wake_delays(wake.delays()))
             .collect();
+    ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
+    let dz = probe::delay_zero::delay_zero(&exe, plan.one_cpu[0], &models[0], 2_000 * MS)?;
+    models[0].spec.push_str(dz.spec_suffix());
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
     'cases: for case in &chosen {
@@ -152,7 +156,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
          scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
-         Machine: {}. {} {}",
+         Machine: {}. {} {} {}",
         chosen.len(),
         params.repeats,
         params.duration_ns as f64 / 1e9,
@@ -162,7 +166,8 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         plan.warmup_ns as f64 / 1e9,
         ctx.machine.sentence(),
         probe.sentence(),
-        wake.sentence()
+        wake.sentence(),
+        dz.sentence()
     );
     s.parameters = json!({
         "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
@@ -173,6 +178,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,
+        "delay_zero_probe": dz,
     });
     s.results = json!({ "judgements": judgements, "runs": runs });
     Ok(s)

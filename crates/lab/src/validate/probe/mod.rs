@@ -8,6 +8,7 @@
 //! this says (each runs `update_curr()`). This is a calibration of the model's structure,
 //! measured apart from the cases it is judged on. The wake-up path's costs are [`wake`]'s.
 
+pub mod delay_zero;
 pub mod wake;
 
 use crate::trace::live::{self, LiveTask};
