@@ -56,7 +56,9 @@ impl Experiment for PoliciesExperiment {
     fn estimate_s(&self, scale: Scale) -> f64 {
         match scale {
             // Per process on one CPU: io ≈ 37 ms (3.7 ms at --quick, a tenth of the bytes),
-            // cpu ≈ 5 ms, mixed ≈ 7 ms, empty ≈ 1 ms; × 3 policies, plus a second per case.
+            // cpu ≈ 5 ms, mixed ≈ 7 ms (about 14 and 16 ms at --quick, four times the
+            // samples), empty ≈ 1 ms; × 3 policies, plus a second per case. Quick measured
+            // about 21 s here.
             Scale::Quick => 30.0,
             Scale::Default => 190.0,
             Scale::Full => 1800.0,
