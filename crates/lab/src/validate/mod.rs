@@ -5,6 +5,7 @@
 //! second, wake-up latency, the time both ran the same task — and judged against schedlab's goal
 //! over the repeats ([`judge`]), in tables ([`tables`]) and stacked timelines ([`figure`]).
 
+pub mod busy;
 pub mod cases;
 pub mod figure;
 pub mod judge;
@@ -143,7 +144,8 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
         s.tables.push(tables::case_table(case.what, &js, &tol));
         if let Some(linux) = js.iter().find(|j| j.model == "linux") {
-            s.verdicts.push(tables::verdict(linux, case.what, case.model_limits, &tol));
+            let busy = busy::note(of_case.iter().map(|r| (r.repeat, &r.interference)));
+            s.verdicts.push(tables::verdict(linux, case.what, case.model_limits, busy.as_deref(), &tol));
         }
         if let Some(first) = of_case.first() {
             s.figures.push(figure::stacked(first));

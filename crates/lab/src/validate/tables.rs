@@ -136,7 +136,8 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
 }
 
 /// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim).
-pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, tol: &Tolerances) -> Verdict {
+/// The `linux` verdict on one case; `busy`: which repeats others crowded ([`super::busy::note`]).
+pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&str>, tol: &Tolerances) -> Verdict {
     let claim = format!(
         "Goal: the simulator's linux model predicts {} ({what}): shares ±{} pp, switches/s ±{:.0}%, wake-up p50 ±{:.0}%",
         j.case,
@@ -156,6 +157,9 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, tol: &Tolerance
     }
     if let (Some(why), true) = (why, missed + inc > 0) {
         detail.push_str(&format!(". Why: {why}"));
+    }
+    if let Some(busy) = busy {
+        detail.push_str(&format!(". Beside it: {busy}"));
     }
     match j.mark {
         Mark::Met => Verdict::goal(claim, true, detail),
