@@ -251,7 +251,12 @@ fn trace_draws_per_cpu_timelines_and_cleans_up() {
     };
     let out_dir = tempfile::tempdir().unwrap();
     let out = run(schedlab()
-        .args(["policies", "run", "--policy", "other,fifo", "--procs", "20", "--workload", "cpu", "--trace", "--json"])
+        // Four times the seed's samples, as --quick: each child spans several ticks, so OTHER's
+        // pre-emptions stand clear of FIFO's (with the seed's million, one tick's worth, they
+        // came within one of each other).
+        .args(["policies", "run", "--policy", "other,fifo", "--procs", "20", "--workload", "cpu", "--iterations"])
+        .arg(schedlab_lab::linux_policies::params::QUICK_ITERATIONS.to_string())
+        .args(["--trace", "--json"])
         .arg("--out")
         .arg(out_dir.path()));
     let doc = json_of(&out);

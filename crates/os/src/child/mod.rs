@@ -78,6 +78,24 @@ mod tests {
         (fds, hex("SigIgn:"), hex("SigBlk:"))
     }
 
+    /// [`fds_and_signals`] of `pid` once it runs `sleep` (its comm changes at exec; up to
+    /// 10 s). `sleep` may hold a file of its own for a moment after exec (its locale), so the
+    /// descriptors get up to 2 s from then to come down to 0, 1 and 2.
+    fn after_exec(pid: i32) -> (Vec<i32>, u64, u64) {
+        let t0 = std::time::Instant::now();
+        while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap().trim() != "sleep" {
+            assert!(t0.elapsed() < Duration::from_secs(10), "child {pid} never exec'd");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let exec = std::time::Instant::now();
+        let mut seen = fds_and_signals(pid);
+        while seen.0 != [0, 1, 2] && exec.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(5));
+            seen = fds_and_signals(pid);
+        }
+        seen
+    }
+
     #[test]
     fn children_hold_only_the_standard_descriptors_and_no_ignored_or_blocked_signal() {
         // The parent holds an extra descriptor without close-on-exec, ignores SIGHUP and blocks
@@ -97,20 +115,7 @@ mod tests {
         for barrier in [Barrier::None, Barrier::Gate, Barrier::Stop] {
             let mut c = Child::spawn(&ChildSpec::new("sleep").arg("30").barrier(barrier)).unwrap();
             c.release().unwrap();
-            // Wait until `sleep` itself runs (its comm changes at exec).
-            let t0 = std::time::Instant::now();
-            while std::fs::read_to_string(format!("/proc/{}/comm", c.pid())).unwrap().trim() != "sleep" {
-                assert!(t0.elapsed() < Duration::from_secs(10), "child never exec'd");
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            // `sleep` may hold a file of its own for a moment after exec (its locale): a kept
-            // descriptor stays, so wait up to 2 s for only 0, 1 and 2.
-            let mut seen = fds_and_signals(c.pid());
-            while seen.0 != [0, 1, 2] && t0.elapsed() < Duration::from_secs(2) {
-                std::thread::sleep(Duration::from_millis(5));
-                seen = fds_and_signals(c.pid());
-            }
-            let (fds, ign, blk) = seen;
+            let (fds, ign, blk) = after_exec(c.pid());
             assert_eq!(fds, vec![0, 1, 2], "{barrier:?}: the child kept other descriptors");
             assert_eq!(ign, 0, "{barrier:?}: the child ignores signals {ign:#x}");
             assert_eq!(blk, 0, "{barrier:?}: the child blocks signals {blk:#x}");
@@ -120,10 +125,7 @@ mod tests {
         let pid = b.spawn_one().unwrap();
         b.wait_ready(Duration::from_secs(10)).unwrap();
         b.release();
-        while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap().trim() != "sleep" {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        assert_eq!(fds_and_signals(pid), (vec![0, 1, 2], 0, 0), "a batch child");
+        assert_eq!(after_exec(pid), (vec![0, 1, 2], 0, 0), "a batch child");
         // SAFETY: undoing the test's signal changes.
         unsafe {
             libc::signal(libc::SIGHUP, libc::SIG_DFL);
