@@ -56,6 +56,9 @@ pub struct CaseResult {
     /// samples the verdicts compare. Kept out of results.json (its mean and spread are there).
     #[serde(skip)]
     pub cpu_s: Vec<f64>,
+    /// Involuntary context switches of each child that completed, in the same order.
+    #[serde(skip)]
+    pub involuntary: Vec<f64>,
 }
 
 /// One reaped child: its rusage, exit and turnaround.
@@ -93,6 +96,8 @@ impl CaseResult {
         let turn: Vec<f64> = children.iter().filter(|c| !c.killed).map(|c| c.turnaround_s).collect();
         let completed = children.iter().filter(|c| c.success).count();
         let cpu_s: Vec<f64> = children.iter().filter(|c| c.success).map(|c| c.usage.user_s + c.usage.sys_s).collect();
+        let involuntary: Vec<f64> =
+            children.iter().filter(|c| c.success).map(|c| c.usage.involuntary_ctx as f64).collect();
         let killed = children.iter().filter(|c| c.killed).count();
         CaseResult {
             policy: frame.policy,
@@ -124,6 +129,7 @@ impl CaseResult {
             timed_out: frame.timed_out,
             interrupted: frame.interrupted,
             cpu_s,
+            involuntary,
         }
     }
 }

@@ -167,8 +167,11 @@ fn not_measured(claim: &str, why: &str) -> Verdict {
     Verdict::not_measured(ClaimKind::SeedClaim, claim, why)
 }
 
-/// FIFO's average involuntary switches are "far below" OTHER's when at most this fraction.
+/// FIFO's average involuntary switches are "far below" OTHER's when below this fraction of
+/// them, beyond the spread.
 pub const FAR_BELOW: f64 = 0.2;
+/// FIFO's and RR's durations are "very similar" within this fraction of the larger.
+pub const SIMILAR: f64 = 0.15;
 
 /// The verdicts on seed 001's claims, and the start-up goal; `io_scale` is the io bytes of the
 /// run over the calibrated default (below 1 the goal is not judged: it is for the calibrated size).
@@ -177,82 +180,86 @@ pub fn verdicts(cases: &[CaseResult], io_scale: f64) -> Vec<Verdict> {
     let ns = procs_of(cases);
     let mut out = Vec::new();
 
-    // 1. FIFO's involuntary context switches are far below OTHER's (cpu workload).
+    // 1. FIFO's involuntary context switches are far below OTHER's (cpu workload): per process
+    // count, FIFO's per-process mean below FAR_BELOW × OTHER's beyond the spread.
     let claim = "SCHED_FIFO processes are pre-empted far less than SCHED_OTHER ones (CPU-bound: average \
                  involuntary context switches per process)";
-    let pairs: Vec<_> = ns
-        .iter()
-        .filter_map(|&n| Some((n, find(cases, Fifo, WorkloadKind::Cpu, n)?, find(cases, Other, WorkloadKind::Cpu, n)?)))
-        .collect();
-    if pairs.is_empty() {
-        out.push(not_measured(claim, "needs the cpu workload under both other and fifo"));
-    } else {
-        let held = pairs.iter().all(|(_, f, o)| f.avg_involuntary_ctx <= FAR_BELOW * o.avg_involuntary_ctx);
-        let detail = pairs
-            .iter()
-            .map(|(n, f, o)| {
-                let (sf, so) = (seed_case(Fifo, WorkloadKind::Cpu, *n), seed_case(Other, WorkloadKind::Cpu, *n));
-                let seed = match (sf, so) {
-                    (Some(sf), Some(so)) => format!(
-                        " (seed, {} procs: FIFO {:.3} vs OTHER {:.3})",
-                        sf.procs, sf.avg_involuntary_ctx, so.avg_involuntary_ctx
-                    ),
-                    _ => String::new(),
-                };
-                format!(
-                    "{n} procs: FIFO {:.3} vs OTHER {:.3} per process{seed}",
-                    f.avg_involuntary_ctx, o.avg_involuntary_ctx
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        out.push(Verdict::seed_claim(claim, held, format!("{detail}; 'far below' = at most {FAR_BELOW} × OTHER")));
+    let mut parts = Vec::new();
+    for n in &ns {
+        let (Some(f), Some(o)) = (find(cases, Fifo, WorkloadKind::Cpu, *n), find(cases, Other, WorkloadKind::Cpu, *n))
+        else {
+            continue;
+        };
+        let scaled: Vec<f64> = o.involuntary.iter().map(|x| FAR_BELOW * x).collect();
+        let v = judge::less(
+            ClaimKind::SeedClaim,
+            claim,
+            ("FIFO", &f.involuntary),
+            (&format!("{FAR_BELOW} × OTHER"), &scaled),
+            " switches",
+        );
+        let seed = match (seed_case(Fifo, WorkloadKind::Cpu, *n), seed_case(Other, WorkloadKind::Cpu, *n)) {
+            (Some(sf), Some(so)) => format!(
+                " (OTHER {:.3}; seed, {} procs: FIFO {:.3} vs OTHER {:.3})",
+                o.avg_involuntary_ctx, sf.procs, sf.avg_involuntary_ctx, so.avg_involuntary_ctx
+            ),
+            _ => format!(" (OTHER {:.3})", o.avg_involuntary_ctx),
+        };
+        parts.push((format!("{n} procs{seed}"), v));
     }
-
-    // 2. SCHED_OTHER always takes the most time (average process CPU time).
-    let claim = "SCHED_OTHER always takes the most time (average CPU time per process)";
-    let mut rows = Vec::new();
-    let mut held = true;
-    for &n in &ns {
-        for w in WorkloadKind::SEED {
-            let (Some(o), Some(f), Some(r)) =
-                (find(cases, Other, w, n), find(cases, Fifo, w, n), find(cases, Rr, w, n))
-            else {
-                continue;
-            };
-            let ok = o.avg_s >= f.avg_s.max(r.avg_s);
-            held &= ok;
-            rows.push(format!(
-                "{n} {w}: OTHER {} / FIFO {} / RR {} ms{}",
-                ms(o.avg_s),
-                ms(f.avg_s),
-                ms(r.avg_s),
-                if ok { "" } else { " ✗" }
-            ));
-        }
-    }
-    out.push(if rows.is_empty() {
-        not_measured(claim, "needs other, fifo and rr on the same workload")
+    out.push(if parts.is_empty() {
+        not_measured(claim, "needs the cpu workload under both other and fifo")
     } else {
-        Verdict::seed_claim(claim, held, rows.join("; "))
+        all_of(ClaimKind::SeedClaim, claim, parts)
     });
 
-    // 3. FIFO and RR have very similar durations.
+    // 2. SCHED_OTHER always takes the most time (CPU time per process), beyond the spread.
+    let claim = "SCHED_OTHER always takes the most time (average CPU time per process)";
+    let mut parts = Vec::new();
+    for &n in &ns {
+        for w in WorkloadKind::SEED {
+            let Some(o) = find(cases, Other, w, n) else { continue };
+            for rival in [Fifo, Rr] {
+                let Some(r) = find(cases, rival, w, n) else { continue };
+                let v = judge::less(
+                    ClaimKind::SeedClaim,
+                    claim,
+                    (&rival.to_string(), &samples_ms(r)),
+                    ("other", &samples_ms(o)),
+                    " ms",
+                );
+                parts.push((format!("{n} {w}, {rival} vs other"), v));
+            }
+        }
+    }
+    out.push(if parts.is_empty() {
+        not_measured(claim, "needs other with fifo or rr on the same workload")
+    } else {
+        all_of(ClaimKind::SeedClaim, claim, parts)
+    });
+
+    // 3. FIFO and RR have very similar durations: within 15% of the larger mean, beyond the spread.
     let claim = "SCHED_FIFO and SCHED_RR give very similar durations (within 15%)";
-    let mut rows = Vec::new();
-    let mut held = true;
+    let mut parts = Vec::new();
     for &n in &ns {
         for w in WorkloadKind::SEED {
             let (Some(f), Some(r)) = (find(cases, Fifo, w, n), find(cases, Rr, w, n)) else { continue };
-            let gap = (f.avg_s - r.avg_s).abs() / f.avg_s.max(r.avg_s).max(1e-12);
-            held &= gap <= 0.15;
-            rows.push(format!("{n} {w}: {:.0}%", gap * 100.0));
+            let tolerance = SIMILAR * 1e3 * f.avg_s.max(r.avg_s);
+            let v = judge::agree(
+                ClaimKind::SeedClaim,
+                claim,
+                ("fifo", &samples_ms(f)),
+                ("rr", &samples_ms(r)),
+                (tolerance * 1e3).round() / 1e3,
+                " ms",
+            );
+            parts.push((format!("{n} {w}"), v));
         }
     }
-    out.push(if rows.is_empty() {
+    out.push(if parts.is_empty() {
         not_measured(claim, "needs fifo and rr")
     } else {
-        Verdict::seed_claim(claim, held, format!("gap |FIFO−RR|/max: {}", rows.join(", ")))
+        all_of(ClaimKind::SeedClaim, claim, parts)
     });
 
     // 4. The seed's conclusion: FIFO/RR give high turnaround and low throughput, OTHER the reverse.
@@ -454,6 +461,51 @@ mod tests {
     /// Five samples around `m` (± 2%).
     fn around(m: f64) -> Vec<f64> {
         [0.98, 0.99, 1.0, 1.01, 1.02].iter().map(|f| f * m).collect()
+    }
+
+    /// `c` with each child's involuntary switches set.
+    fn preempted(mut c: CaseResult, per_child: &[f64]) -> CaseResult {
+        c.involuntary = per_child.to_vec();
+        c.avg_involuntary_ctx = stats::mean(per_child);
+        c
+    }
+
+    #[test]
+    fn fifo_far_below_other_is_judged_against_the_spread() {
+        let cpu = |p, ms: f64, inv: f64| preempted(case(p, WorkloadKind::Cpu, 5, &around(ms)), &around(inv));
+        let judge_with = |fifo: f64, other: f64| {
+            let cases = vec![cpu(Other, 14.0, other), cpu(Fifo, 14.0, fifo)];
+            verdict(&verdicts(&cases, 1.0), "pre-empted far less").clone()
+        };
+        // 0.1 against 0.2 × 2.5 = 0.5, each ± 2%: far below.
+        assert_eq!(judge_with(0.1, 2.5).outcome, Outcome::Reproduced);
+        // 0.5 against 0.5: within the spread, whatever the threshold says.
+        let v = judge_with(0.5, 2.5);
+        assert_eq!(v.outcome, Outcome::Inconclusive, "{v:?}");
+        assert!(v.detail.contains("5 procs (OTHER 2.500"), "{}", v.detail);
+        // 1.0 against 0.5: not far below.
+        assert_eq!(judge_with(1.0, 2.5).outcome, Outcome::Differs);
+    }
+
+    #[test]
+    fn other_slowest_and_fifo_like_rr_are_judged_against_the_spread() {
+        let three = |o: f64, f: f64, r: f64| {
+            vec![
+                case(Other, WorkloadKind::Cpu, 5, &around(o)),
+                case(Fifo, WorkloadKind::Cpu, 5, &around(f)),
+                case(Rr, WorkloadKind::Cpu, 5, &around(r)),
+            ]
+        };
+        let slowest = |c: &[CaseResult]| verdict(&verdicts(c, 1.0), "always takes the most").outcome;
+        let similar = |c: &[CaseResult]| verdict(&verdicts(c, 1.0), "very similar").outcome;
+        // OTHER 5 ms against 4 and 4.5 (± 2%): slowest beyond the spread; 4 and 4.5 within 15%.
+        assert_eq!(slowest(&three(5.0, 4.0, 4.5)), Outcome::Reproduced);
+        assert_eq!(similar(&three(5.0, 4.0, 4.5)), Outcome::Reproduced);
+        // OTHER 4.0 against FIFO 4.01: within the spread.
+        assert_eq!(slowest(&three(4.0, 4.01, 3.0)), Outcome::Inconclusive);
+        // RR above OTHER beyond the spread: differs; FIFO 4 against RR 6 is 2 ms past 0.9 ms.
+        assert_eq!(slowest(&three(5.0, 4.0, 6.0)), Outcome::Differs);
+        assert_eq!(similar(&three(5.0, 4.0, 6.0)), Outcome::Differs);
     }
 
     fn verdict<'a>(vs: &'a [Verdict], starts: &str) -> &'a Verdict {
