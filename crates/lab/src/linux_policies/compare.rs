@@ -200,12 +200,12 @@ pub fn verdicts(cases: &[CaseResult], io_scale: f64) -> Vec<Verdict> {
         );
         let seed = match (seed_case(Fifo, WorkloadKind::Cpu, *n), seed_case(Other, WorkloadKind::Cpu, *n)) {
             (Some(sf), Some(so)) => format!(
-                " (OTHER {:.3}; seed, {} procs: FIFO {:.3} vs OTHER {:.3})",
-                o.avg_involuntary_ctx, sf.procs, sf.avg_involuntary_ctx, so.avg_involuntary_ctx
+                "; seed, {} procs: FIFO {:.3} vs OTHER {:.3}",
+                sf.procs, sf.avg_involuntary_ctx, so.avg_involuntary_ctx
             ),
-            _ => format!(" (OTHER {:.3})", o.avg_involuntary_ctx),
+            _ => String::new(),
         };
-        parts.push((format!("{n} procs{seed}"), v));
+        parts.push((format!("{n} procs (OTHER {:.3}{seed})", o.avg_involuntary_ctx), v));
     }
     out.push(if parts.is_empty() {
         not_measured(claim, "needs the cpu workload under both other and fifo")

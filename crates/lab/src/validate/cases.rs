@@ -39,7 +39,8 @@ pub struct CaseTask {
 }
 
 impl CaseTask {
-    fn other(name: &'static str, behaviour: Behaviour, nice: i32) -> Self {
+    /// A SCHED_OTHER task at `nice`, free to run on the case's CPUs.
+    pub(super) fn other(name: &'static str, behaviour: Behaviour, nice: i32) -> Self {
         CaseTask { name, behaviour, class: None, nice, priority: 0, reservation: None, pinned: None }
     }
 

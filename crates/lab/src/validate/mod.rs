@@ -45,8 +45,7 @@ impl Params {
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
-    /// slice probe), every run,
-    /// plus a second each to start, import and replay.
+    /// slice probe), every run, plus a second each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
         17.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)

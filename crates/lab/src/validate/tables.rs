@@ -135,8 +135,8 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
     out
 }
 
-/// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim).
-/// The `linux` verdict on one case; `busy`: which repeats others crowded ([`super::busy::note`]).
+/// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim);
+/// `busy`: which repeats others crowded ([`super::busy::note`]).
 pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&str>, tol: &Tolerances) -> Verdict {
     let claim = format!(
         "Goal: the simulator's linux model predicts {} ({what}): shares ±{} pp, switches/s ±{:.0}%, wake-up p50 ±{:.0}%",

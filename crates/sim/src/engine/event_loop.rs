@@ -9,6 +9,7 @@ use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
 use super::task_states::TaskStates;
 use super::{Blocked, OnMiss, SimConfig, SimResult, Slice};
 use crate::metrics::{Accum, TaskSums};
+use crate::policies::linux::Class;
 use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
@@ -489,8 +490,8 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         }
         let d = &self.cfg.wake;
         let kind = match ts.woken_from {
-            NO_CPU => match (&d.preempt_rt, self.w.tasks[t].class.as_deref()) {
-                (Some(rt), Some("fifo" | "rr" | "deadline")) => rt,
+            NO_CPU => match &d.preempt_rt {
+                Some(rt) if Class::of(self.w.tasks[t].class.as_deref()) != Class::Fair => rt,
                 _ => &d.preempt,
             },
             w if w as usize == c => &d.task_preempt,

@@ -238,18 +238,8 @@ fn wake_delays(text: &str) -> Result<WakeDelays> {
             "--wake-delay '{text}': at most six values (idle, preempt, task, remote idle, remote preempt, RT preempt)"
         );
     }
-    if let [one] = v[..] {
-        let one = one.into();
-        return Ok(WakeDelays {
-            idle: one,
-            preempt: one,
-            preempt_rt: None,
-            task_preempt: one,
-            remote_idle: one,
-            remote_preempt: one,
-        });
-    }
-    let at = |i: usize| v.get(i).copied().unwrap_or(0).into();
+    // One value stands for every delay; a missing RT pre-emption is drawn as the pre-emption.
+    let at = |i: usize| if let [one] = v[..] { one } else { v.get(i).copied().unwrap_or(0) }.into();
     Ok(WakeDelays {
         idle: at(0),
         preempt: at(1),

@@ -65,21 +65,15 @@ pub fn choose(live: f64, on: f64, off: f64) -> bool {
 
 /// The probe's mix: the sleeper and a hog, SCHED_OTHER at nice 0.
 fn mix() -> Case {
-    let task = |name, behaviour| CaseTask {
-        name,
-        behaviour,
-        class: None,
-        nice: 0,
-        priority: 0,
-        reservation: None,
-        pinned: None,
-    };
     Case {
         name: "delay-zero-probe",
         what: "a 0.5 ms / 4.5 ms sleeper beside a hog",
         cpus: 1,
         model_limits: None,
-        tasks: vec![task("sleeper", Behaviour::Periodic { run_ms: 0.5, sleep_ms: 4.5 }), task("hog", Behaviour::Hog)],
+        tasks: vec![
+            CaseTask::other("sleeper", Behaviour::Periodic { run_ms: 0.5, sleep_ms: 4.5 }, 0),
+            CaseTask::other("hog", Behaviour::Hog, 0),
+        ],
     }
 }
 
@@ -90,17 +84,13 @@ pub fn delay_zero(exe: &Path, cpu: usize, linux: &Model, duration_ns: u64) -> Re
     let off = Model { spec: format!("{},delay_zero=0", linux.spec), ..linux.clone() };
     let run =
         measure::run_case(&mix(), 0, &plan, &[linux.clone(), off], exe, &|_| {}).context("the DELAY_ZERO probe")?;
-    let rate = |i: usize, live: bool| {
-        run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper").map(|t| {
-            if live {
-                t.a.switches_per_sec
-            } else {
-                t.b.switches_per_sec
-            }
-        })
-    };
-    let (live, on, off) = match (rate(0, true), rate(0, false), rate(1, false)) {
-        (Some(l), Some(a), Some(b)) if l > 0.0 => (l, a, b),
+    // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
+    // the replay.
+    let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");
+    let (live, on, off) = match (sleeper(0), sleeper(1)) {
+        (Some(a), Some(b)) if a.a.switches_per_sec > 0.0 => {
+            (a.a.switches_per_sec, a.b.switches_per_sec, b.b.switches_per_sec)
+        }
         _ => anyhow::bail!("the DELAY_ZERO probe's sleeper did not run"),
     };
     Ok(DelayZeroProbe { cpu, live, on, off, off_chosen: choose(live, on, off) })
