@@ -2,8 +2,9 @@
 //! and imported back gives the same tasks with the same CPU totals (within 2%, plus what lost
 //! switches and the hypervisor's steal leave unknown, which the import and the recording
 //! measure); and the private tracefs instance a recording makes is gone after SIGINT and
-//! SIGTERM, and after SIGKILL the next recording removes it. Needs root and tracefs; fails in
-//! CI without them.
+//! SIGTERM, and after SIGKILL the next recording removes it; `validate` on a two-CPU case sets
+//! the kernel's load-tracking signals of each task beside the `linux` model's. Needs root and
+//! tracefs (and two CPUs for the last); fails in CI without them.
 
 mod common;
 
@@ -240,4 +241,50 @@ fn the_tracefs_instance_goes_away_on_every_exit_path() {
         "the next recording",
     );
     assert!(!instance.exists(), "the next recording did not remove {}", instance.display());
+}
+
+#[test]
+fn validate_sets_the_kernels_load_tracking_beside_the_models() {
+    if !live_ready("validating a two-CPU case") {
+        return;
+    }
+    let two = schedlab_os::affinity::online_cpus() >= 2;
+    if !schedlab_os::test_gate::require("validating a two-CPU case", two, "needs two CPUs") {
+        return;
+    }
+    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = schedlab()
+        .args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&ok(out, "validate")).expect("JSON");
+    let runs = doc["results"]["runs"].as_array().expect("runs");
+    let models = runs[0]["models"].as_array().expect("models");
+    let linux = models.iter().find(|m| m["label"] == "linux").expect("the linux model");
+    let signals = linux["signals"].as_array().expect("the linux replay keeps its signals on two CPUs");
+    let by_name = |n: &str| signals.iter().find(|s| s["name"] == n).unwrap_or_else(|| panic!("{n} in {signals:?}"));
+    for s in signals {
+        // About 1.8 s of window read every 50 ms.
+        assert!(s["samples"].as_u64().unwrap() >= 20, "{s}");
+    }
+    // A nice-0 hog is always runnable: the kernel's load and the model's both near 1024.
+    for hog in ["hog-a", "hog-b"] {
+        let s = by_name(hog);
+        for side in ["live", "model"] {
+            let load = s[side]["load"].as_f64().unwrap();
+            assert!((950.0..=1024.0).contains(&load), "{hog} {side} load {load}");
+        }
+    }
+    // A sleeper that runs 1 or 2 ms in 5 or 10 has a fraction of that, in both.
+    for sleeper in ["sleep-2/8", "sleep-1/4"] {
+        let s = by_name(sleeper);
+        for side in ["live", "model"] {
+            let (load, util) = (s[side]["load"].as_f64().unwrap(), s[side]["util"].as_f64().unwrap());
+            assert!(load > 100.0 && load < 800.0 && util > 50.0 && util < 400.0, "{sleeper} {side}: {s}");
+        }
+    }
+    // Only the linux replay keeps them.
+    assert!(models.iter().filter(|m| m["label"] != "linux").all(|m| m.get("signals").is_none()));
 }

@@ -22,6 +22,7 @@ pub mod process;
 pub mod procfs;
 pub mod rusage;
 pub mod sched;
+pub mod sched_signals;
 pub mod signals;
 pub mod steal;
 pub mod test_gate;

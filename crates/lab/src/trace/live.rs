@@ -11,8 +11,10 @@ use anyhow::{bail, Context, Result};
 use schedlab_os::child::{Barrier, Child, ChildSpec, Output};
 use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
 use schedlab_os::sched::{LinuxPolicy, SchedParams};
+use schedlab_os::sched_signals::{self, SchedSignals};
 use schedlab_sim::workload::{TaskSpec, Workload};
 use schedlab_trace::TraceMeta;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -50,6 +52,9 @@ pub struct LiveRun {
     /// trace clock).
     pub release_ns: u64,
     pub end_ns: u64,
+    /// Every thread's load-tracking signals as the kernel kept them, read at each of the
+    /// controller's looks (CLOCK_MONOTONIC ns, reading), by thread id.
+    pub signals: BTreeMap<i32, Vec<(u64, SchedSignals)>>,
 }
 
 /// The Linux scheduling a workload task asks for (its `class`, `nice`, `priority`, `runtime`).
@@ -180,6 +185,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         }
     }
     let mut last = 0;
+    let mut signals: BTreeMap<i32, Vec<(u64, SchedSignals)>> = BTreeMap::new();
     while monotonic_ns() < end_ns && !schedlab_os::signals::stop_requested() {
         let alive: Vec<i32> =
             children.iter_mut().filter_map(|c| c.try_wait().ok()?.is_none().then(|| c.pid())).collect();
@@ -188,8 +194,13 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         }
         // Threads a task starts (the pingpong pair) inherit its scheduling: record them too.
         for (c, t) in children.iter().zip(tasks) {
-            for tid in schedlab_os::procfs::threads(c.pid()).into_iter().skip(1) {
-                meta.insert(meta::from_params(tid, schedlab_os::procfs::comm(tid), &t.sched, t.cpus.clone()));
+            for (i, tid) in schedlab_os::procfs::threads(c.pid()).into_iter().enumerate() {
+                if i > 0 {
+                    meta.insert(meta::from_params(tid, schedlab_os::procfs::comm(tid), &t.sched, t.cpus.clone()));
+                }
+                if let Some(sig) = sched_signals::read(tid) {
+                    signals.entry(tid).or_default().push((monotonic_ns(), sig));
+                }
             }
         }
         last = monotonic_ns();
@@ -203,7 +214,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     let rec = recorder.stop()?;
     let pids = children.iter().map(Child::pid).collect();
     let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
-    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns })
+    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::cases::Case;
 use super::replay::{self, LiveTrace, Model};
+use super::signals::{self, Pairing, TaskSignals};
 use crate::trace::live;
 use anyhow::{Context, Result};
 use schedlab_trace::import::Note;
@@ -33,6 +34,9 @@ pub struct ModelRun {
     pub tick_ns: Option<u64>,
     /// `a` = live, `b` = the model; task names are the case's.
     pub comparison: Comparison,
+    /// The case tasks' load-tracking signals beside the kernel's (`linux` on two CPUs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<TaskSignals>,
     #[serde(skip)]
     pub timeline: Timeline,
 }
@@ -208,7 +212,15 @@ pub fn run_case(
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&replay, m);
-        let result = replay::simulate_under(&replay, m).map_err(|e| anyhow::anyhow!("model {spec}: {e}"))?;
+        let model_error = |e: schedlab_sim::policies::SpecError| anyhow::anyhow!("model {spec}: {e}");
+        // The balancer's inputs are set beside the kernel's where there is balancing.
+        let (result, log) = if m.label == "linux" && case.cpus > 1 {
+            let mut linux = schedlab_sim::policies::linux_by_spec(&spec).map_err(model_error)?.keep_signals();
+            let result = replay::simulate_with(&replay, m, &mut linux);
+            (result, linux.signal_log().cloned())
+        } else {
+            (replay::simulate_under(&replay, m).map_err(model_error)?, None)
+        };
         let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
         let mut comparison = compare(&live_on_case, &sim, &opts);
         for t in &mut comparison.tasks {
@@ -216,7 +228,12 @@ pub fn run_case(
                 t.name = n.clone();
             }
         }
-        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, timeline: sim });
+        let signals = log.map_or_else(Vec::new, |log| {
+            let pids = replay.imported.report.pids();
+            let pairing = Pairing { pids: &pids, t0_ns: replay.t0_ns, window: (start, opts.end), names: &label };
+            signals::compare(&run.signals, &log, &pairing, &live_on_case, &sim)
+        });
+        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, signals, timeline: sim });
     }
     Ok(CaseRun {
         case: case.name.to_string(),

@@ -13,6 +13,7 @@ pub mod measure;
 pub mod probe;
 pub mod replay;
 pub mod rt_period;
+pub mod signals;
 pub mod tables;
 
 use crate::{Experiment, RunContext, Scale};
@@ -154,6 +155,10 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
     s.tables.insert(0, tables::summary(&judgements, &sizes));
     s.tables.push(tables::trace_table(&runs));
+    let kept = runs.iter().flat_map(|r| r.models.iter().map(move |m| (r.case.as_str(), r.repeat, &m.signals[..])));
+    if let Some(t) = signals::table(kept.filter(|(_, _, s)| !s.is_empty())) {
+        s.tables.push(t);
+    }
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
          scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \

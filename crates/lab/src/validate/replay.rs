@@ -22,6 +22,7 @@
 use crate::simstudy::compare::TickChoice;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
 use schedlab_sim::policies::{by_spec, SpecError};
+use schedlab_sim::policy::Policy;
 use schedlab_sim::workload::Workload;
 use schedlab_sim::Dur;
 use schedlab_trace::{
@@ -178,16 +179,22 @@ pub fn spec_for(replay: &Replay, model: &Model) -> String {
 
 /// Simulate the replay under `model` (slices recorded).
 pub fn simulate_under(replay: &Replay, model: &Model) -> Result<SimResult, SpecError> {
-    let w: &Workload = &replay.imported.workload;
     let mut policy = by_spec(&spec_for(replay, model))?;
+    Ok(simulate_with(replay, model, policy.as_mut()))
+}
+
+/// Simulate the replay under `model` with a policy the caller built from
+/// [`spec_for`]`(replay, model)` (to read its state afterwards).
+pub fn simulate_with(replay: &Replay, model: &Model, policy: &mut dyn Policy) -> SimResult {
+    let w: &Workload = &replay.imported.workload;
     let cfg = SimConfig {
         cpus: w.cpus.unwrap_or(1),
         horizon: Some(replay.horizon_ns),
-        tick: TickChoice::Every(model.tick).for_policy(policy.as_ref()),
+        tick: TickChoice::Every(model.tick).for_policy(policy),
         wake: model.wake,
         ..SimConfig::default()
     };
-    Ok(simulate(w, policy.as_mut(), &cfg))
+    simulate(w, policy, &cfg)
 }
 
 /// The simulated run as a timeline on the live trace's clock and pids.

@@ -142,6 +142,18 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
 const SILBERSCHATZ: &str = "Silberschatz, Galvin & Gagne, Operating System Concepts, 10th ed., ch. 5";
 const LIU_LAYLAND: &str = "Liu & Layland 1973";
 
+/// Build the `linux` policy from a spec (`linux` or `linux:key=value,...`) as its own type, for
+/// a caller that reads its state after the run (its [`linux::smp::signals::SignalLog`]).
+pub fn linux_by_spec(spec: &str) -> Result<linux::Linux, SpecError> {
+    let mut p = Params::parse(spec)?;
+    if p.name != "linux" {
+        return Err(p.error("policy", format!("`{}` is not the linux policy", p.name)));
+    }
+    let policy = linux::Linux::new(linux::LinuxParams::parse(&mut p)?);
+    p.finish()?;
+    Ok(policy)
+}
+
 /// Build a policy from a spec: `name` or `name:key=value,...` (times with their unit).
 pub fn by_spec(spec: &str) -> Result<Box<dyn Policy>, SpecError> {
     let mut p = Params::parse(spec)?;

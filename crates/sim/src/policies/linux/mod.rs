@@ -198,6 +198,8 @@ pub struct Linux {
     smp: Option<Smp>,
     /// The latest time the policy was told of.
     now: Time,
+    /// Record the fair tasks' load-tracking signals ([`smp::signals`]).
+    keep_signals: bool,
 }
 
 impl Linux {
@@ -210,6 +212,7 @@ impl Linux {
             bw: RtBandwidth::new(params.rt_runtime, params.rt_period, params.rt_phase),
             smp: None,
             now: 0,
+            keep_signals: false,
             params,
         }
     }
@@ -285,6 +288,9 @@ impl Policy for Linux {
             self.rqs = (0..cpus).map(|c| CpuRq::new(c, &self.params)).collect();
         }
         self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec));
+        if let Some(smp) = self.smp.as_mut().filter(|_| self.keep_signals) {
+            smp.log = Some(smp::signals::SignalLog::default());
+        }
     }
 
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {

@@ -43,6 +43,32 @@ fn accumulate_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     c1 + c2 + d3
 }
 
+/// What an entity did over an interval, as PELT counts it (`___update_load_sum()`'s `load`,
+/// `runnable` and `running`): load counts every moment on a run queue, a delayed dequeue's
+/// included (`se->on_rq`); runnable only the moments it could run (`se_runnable()` is false for
+/// a delayed entity); util the moments it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Presence {
+    #[default]
+    Off,
+    /// Blocked, but kept on its queue until its lag is paid back (`DELAY_DEQUEUE`).
+    Delayed,
+    Waiting,
+    Running,
+}
+
+impl Presence {
+    fn load(self) -> bool {
+        self != Presence::Off
+    }
+    fn runnable(self) -> bool {
+        matches!(self, Presence::Waiting | Presence::Running)
+    }
+    fn running(self) -> bool {
+        self == Presence::Running
+    }
+}
+
 /// One entity's (or CPU's) signals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Pelt {
@@ -81,9 +107,9 @@ impl Pelt {
     }
 
     /// `___update_load_sum()` then `___update_load_avg()`: account `[last_update, now)` with the
-    /// state it had (runnable: `load`/`runnable` = 1; running: `util` = 1), `weight` scaling the
-    /// load average. Returns whether a period boundary was crossed (the averages changed).
-    pub fn update(&mut self, now: Time, runnable: bool, running: bool, weight: u64) -> bool {
+    /// state it had, `weight` scaling the load average. Returns whether a period boundary was
+    /// crossed (the averages changed).
+    pub fn update(&mut self, now: Time, state: Presence, weight: u64) -> bool {
         if now < self.last_update {
             self.last_update = now;
             return false;
@@ -93,8 +119,7 @@ impl Pelt {
             return false;
         }
         self.last_update += delta << 10;
-        let running = running && runnable;
-        if self.accumulate(delta, runnable, running) {
+        if self.accumulate(delta, state) {
             let d = Self::divider(self.period_contrib);
             self.load_avg = weight * self.load_sum / d;
             self.runnable_avg = self.runnable_sum / d;
@@ -105,7 +130,7 @@ impl Pelt {
     }
 
     /// `accumulate_sum()`: `delta` in 1024 ns units.
-    fn accumulate(&mut self, delta: u64, runnable: bool, running: bool) -> bool {
+    fn accumulate(&mut self, delta: u64, state: Presence) -> bool {
         let mut contrib = delta;
         let delta = delta + self.period_contrib;
         let periods = delta / SCALE;
@@ -113,16 +138,18 @@ impl Pelt {
             self.load_sum = decay_load(self.load_sum, periods);
             self.runnable_sum = decay_load(self.runnable_sum, periods);
             self.util_sum = decay_load(self.util_sum, periods);
-            if runnable {
+            if state.load() {
                 contrib = accumulate_segments(periods, SCALE - self.period_contrib, delta % SCALE);
             }
         }
         self.period_contrib = delta % SCALE;
-        if runnable {
+        if state.load() {
             self.load_sum += contrib;
+        }
+        if state.runnable() {
             self.runnable_sum += contrib << 10;
         }
-        if running {
+        if state.running() {
             self.util_sum += contrib << 10;
         }
         periods > 0
@@ -130,9 +157,9 @@ impl Pelt {
 
     /// The averages as of `now` for an entity that has been in the given state since its last
     /// update (the signals themselves are left as they are).
-    pub fn at(&self, now: Time, runnable: bool, running: bool, weight: u64) -> Pelt {
+    pub fn at(&self, now: Time, state: Presence, weight: u64) -> Pelt {
         let mut p = *self;
-        p.update(now, runnable, running, weight);
+        p.update(now, state, weight);
         p
     }
 }
@@ -158,25 +185,39 @@ mod tests {
     fn an_always_running_task_tends_to_its_weight_and_a_sleeper_decays() {
         let mut p = Pelt { last_update: 0, ..Pelt::default() };
         // Running for 32 periods (≈33.5 ms): half of the way; for 300 ms: all but 0.2 %.
-        p.update(32 * 1024 * 1024, true, true, 1024);
+        p.update(32 * 1024 * 1024, Presence::Running, 1024);
         assert!((500..=530).contains(&p.util_avg), "util after one half-life: {}", p.util_avg);
-        p.update(300 * MS, true, true, 1024);
+        p.update(300 * MS, Presence::Running, 1024);
         assert!(p.util_avg >= 1000 && p.load_avg >= 1000, "{p:?}");
         assert!(p.util_avg <= 1024 && p.load_avg <= 1024);
         // Asleep for 32 more periods: halved.
         let before = p.load_avg;
         let at = p.last_update + 32 * 1024 * 1024;
-        p.update(at, false, false, 1024);
+        p.update(at, Presence::Off, 1024);
         assert!(p.load_avg.abs_diff(before / 2) <= 2, "{} → {}", before, p.load_avg);
         // Runnable but waiting for 100 ms (97 periods): load at 1 − 2^(−97/32) = 87.8 % of the
         // weight, util nothing.
         let mut q = Pelt::default();
-        q.update(100 * MS, true, false, 3121);
+        q.update(100 * MS, Presence::Waiting, 3121);
         assert!((2700..2760).contains(&q.load_avg) && q.util_avg == 0, "{q:?}");
         // Under 1024 ns nothing is accounted yet; the rest carries over.
         let mut r = Pelt::default();
-        assert!(!r.update(1000, true, true, 1024));
+        assert!(!r.update(1000, Presence::Running, 1024));
         assert_eq!(r.last_update, 0);
+    }
+
+    #[test]
+    fn a_delayed_entity_adds_load_but_is_not_runnable() {
+        // 100 ms delayed after 100 ms waiting: the load keeps growing towards the weight, the
+        // runnable average decays by y^97 (about 12% of it is left), util stays 0.
+        let mut p = Pelt::default();
+        p.update(100 * MS, Presence::Waiting, 1024);
+        let (load, runnable) = (p.load_avg, p.runnable_avg);
+        assert_eq!(load, runnable, "waiting counts in both: {p:?}");
+        p.update(200 * MS, Presence::Delayed, 1024);
+        assert!(p.load_avg > load && p.load_avg >= 1000, "{p:?}");
+        assert!(p.runnable_avg < runnable / 7 && p.runnable_avg > runnable / 10, "{p:?}");
+        assert_eq!(p.util_avg, 0);
     }
 
     #[test]
@@ -184,7 +225,7 @@ mod tests {
         let p = Pelt::new_task(1024, 512, 7 * MS);
         assert_eq!((p.load_avg, p.util_avg, p.last_update), (1024, 512, 7 * MS));
         // Asleep from then on, its load halves in 32 periods.
-        let q = p.at(7 * MS + 32 * 1024 * 1024, false, false, 1024);
+        let q = p.at(7 * MS + 32 * 1024 * 1024, Presence::Off, 1024);
         assert!(q.load_avg.abs_diff(512) <= 2, "{q:?}");
     }
 }

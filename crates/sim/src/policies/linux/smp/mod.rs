@@ -14,8 +14,9 @@
 pub mod balance;
 pub mod push;
 pub mod select;
+pub mod signals;
 
-use super::pelt::{Pelt, SCALE};
+use super::pelt::{Pelt, Presence, SCALE};
 use super::{Class, Linux};
 use crate::policies::common::PerTask;
 use crate::policy::{CpuId, Dur, EnqueueReason, TaskId, TaskView, Time};
@@ -77,9 +78,8 @@ pub struct TaskSmp {
     pub pelt: Pelt,
     pub weight: u64,
     pub attached: Option<CpuId>,
-    /// On a run queue (runnable, or blocked but delayed): it adds load.
-    pub on_rq: bool,
-    pub running: bool,
+    /// Running, waiting, delayed (blocked but on its queue: it adds load) or off its queue.
+    pub presence: Presence,
     /// `p->recent_used_cpu`.
     pub recent_used_cpu: Option<CpuId>,
     /// When it last stopped running here (`se.exec_start`; 0 after a migration: never cache-hot).
@@ -122,6 +122,17 @@ pub struct Smp {
     /// `sd_llc_shared->nr_idle_scan` (SIS_UTIL): how many CPUs a wake-up may scan for an idle
     /// one; 0 until the first periodic balance sets it.
     pub nr_idle_scan: usize,
+    /// Every update of the fair tasks' signals, when asked for ([`Linux::keep_signals`]).
+    pub log: Option<signals::SignalLog>,
+}
+
+/// The RT/DL signal of a CPU counts only whether such a task runs (`update_rt_rq_load_avg()`).
+fn rt_presence(running: bool) -> Presence {
+    if running {
+        Presence::Running
+    } else {
+        Presence::Off
+    }
 }
 
 /// `sd->min_interval` / `max_interval` of a domain of this size (its weight in ms).
@@ -139,6 +150,7 @@ impl Smp {
             nohz_next_balance: 0,
             last_tick: None,
             nr_idle_scan: 0,
+            log: None,
         }
     }
 
@@ -162,12 +174,13 @@ impl Smp {
     }
 
     /// Bring `t`'s load tracking to `now` in the state it had, then give it the new state.
-    pub fn pelt_set(&mut self, t: TaskId, now: Time, on_rq: bool, running: bool) {
+    pub fn pelt_set(&mut self, t: TaskId, now: Time, presence: Presence) {
         let s = self.tasks.get_mut(t);
-        let (w, r0, u0) = (s.weight, s.on_rq, s.running);
-        s.pelt.update(now, r0, u0, w);
-        s.on_rq = on_rq;
-        s.running = running;
+        s.pelt.update(now, s.presence, s.weight);
+        s.presence = presence;
+        if let Some(log) = &mut self.log {
+            log.push(t, now, &s.pelt);
+        }
     }
 
     /// Count `t`'s load on CPU `c` from now on (`attach_entity_load_avg()`), taking it off the
@@ -187,7 +200,7 @@ impl Smp {
     /// `t`'s signals as of `now`.
     pub fn pelt_of(&self, t: TaskId, now: Time) -> Pelt {
         let s = self.tasks.get_ref(t).cloned().unwrap_or_default();
-        s.pelt.at(now, s.on_rq, s.running, s.weight)
+        s.pelt.at(now, s.presence, s.weight)
     }
 
     /// Σ of the signals of the fair tasks counted on `c` (the root `cfs_rq`'s averages):
@@ -206,7 +219,7 @@ impl Smp {
     /// `capacity_of()`: what RT and deadline tasks leave of the CPU (`scale_rt_capacity()`).
     pub fn capacity(&self, c: CpuId, now: Time) -> u64 {
         let cpu = &self.cpus[c];
-        let rt = cpu.rt_pelt.at(now, cpu.rt_running, cpu.rt_running, SCALE).util_avg;
+        let rt = cpu.rt_pelt.at(now, rt_presence(cpu.rt_running), SCALE).util_avg;
         SCALE.saturating_sub(rt).max(1)
     }
 }
@@ -290,7 +303,7 @@ impl Linux {
         }
         smp.tasks.get_mut(t).weight = weight;
         smp.attach(t, i);
-        smp.pelt_set(t, now, true, false);
+        smp.pelt_set(t, now, Presence::Waiting);
     }
 
     /// After CPU `i` picked.
@@ -299,18 +312,21 @@ impl Linux {
         let smp = self.smp.as_mut().expect("smp");
         let rt = matches!(curr, Some((_, Class::RealTime | Class::Deadline)));
         let cpu = &mut smp.cpus[i];
-        cpu.rt_pelt.update(now, cpu.rt_running, cpu.rt_running, SCALE);
+        cpu.rt_pelt.update(now, rt_presence(cpu.rt_running), SCALE);
         cpu.rt_running = rt;
         // Delayed entities the fair queue dequeued for good no longer add load.
         let attached = smp.cpus[i].attached.clone();
         for t in attached {
             let s = smp.tasks.get(t);
-            if s.on_rq && !s.running && !self.rqs[i].fair.has(t) && !self.rqs[i].fair.is_delayed(t) {
-                smp.pelt_set(t, now, false, false);
+            if matches!(s.presence, Presence::Waiting | Presence::Delayed)
+                && !self.rqs[i].fair.has(t)
+                && !self.rqs[i].fair.is_delayed(t)
+            {
+                smp.pelt_set(t, now, Presence::Off);
             }
         }
         if let Some((t, Class::Fair)) = curr {
-            smp.pelt_set(t, now, true, true);
+            smp.pelt_set(t, now, Presence::Running);
             self.rqs[i].cfs_front(t);
         }
     }
@@ -319,10 +335,10 @@ impl Linux {
     pub(crate) fn after_charge(&mut self, t: TaskId, i: usize, now: Time) {
         let smp = self.smp.as_mut().expect("smp");
         let cpu = &mut smp.cpus[i];
-        cpu.rt_pelt.update(now, cpu.rt_running, cpu.rt_running, SCALE);
+        cpu.rt_pelt.update(now, rt_presence(cpu.rt_running), SCALE);
         cpu.rt_running = false;
         if self.class.get(t) == Class::Fair {
-            smp.pelt_set(t, now, true, false);
+            smp.pelt_set(t, now, Presence::Waiting);
             smp.tasks.get_mut(t).last_ran = now;
         }
     }
@@ -333,7 +349,7 @@ impl Linux {
             return;
         }
         let i = self.task_cpu.get(t);
-        let delayed = self.rqs[i].fair.is_delayed(t);
-        self.smp.as_mut().expect("smp").pelt_set(t, now, delayed, false);
+        let presence = if self.rqs[i].fair.is_delayed(t) { Presence::Delayed } else { Presence::Off };
+        self.smp.as_mut().expect("smp").pelt_set(t, now, presence);
     }
 }
