@@ -11,7 +11,9 @@
 //!   task counts and the capacity RT/DL leave; each classified (has spare, fully busy, misfit,
 //!   overloaded, `group_classify()`); the busiest other CPU; the kind and size of the imbalance
 //!   (`calculate_imbalance()`: tasks to even the counts when the local CPU has spare capacity,
-//!   load to even the average loads when both are busy, a misfit task); then
+//!   load to even the average loads when both are busy, a misfit task); whether the busiest CPU
+//!   has a task worth taking (`sched_balance_find_src_rq()`: when not, the domain counts as
+//!   balanced, not as a failure); then
 //!   `detach_tasks()` from the least recently run end of the busiest CPU's list, passing over tasks
 //!   that are running, not allowed here, cache-hot (ran less than 0.5 ms ago, unless balancing
 //!   failed twice) or ineligible on their queue while this one has tasks (unless it failed),
@@ -159,10 +161,11 @@ impl Linux {
             return None;
         }
         if local.kind == GroupType::HasSpare {
-            // sibling_imbalance(): even the task counts (only a CPU with nothing to do pulls).
+            // sibling_imbalance(): even the task counts (only a CPU with nothing to do pulls);
+            // sched_balance_find_src_rq() wants a runnable fair task to take.
             let n = if idle == CpuState::Busy { 0 } else { busiest.nr.saturating_sub(local.nr) };
             let n = (n >> 1) as i64;
-            return (n > 0).then_some((local, busiest, Migration::Task, n));
+            return (n > 0 && busiest.h_nr > 0).then_some((local, busiest, Migration::Task, n));
         }
         let local_avg = local.load * 1024 / local.cap;
         if local.kind < GroupType::Overloaded && (local_avg >= busiest.avg_load || local_avg >= sds_avg) {
@@ -171,7 +174,18 @@ impl Linux {
         let a = busiest.avg_load.saturating_sub(sds_avg) as i128 * busiest.cap as i128;
         let b = sds_avg.saturating_sub(local_avg) as i128 * local.cap as i128;
         let imbalance = (a.min(b) / 1024) as i64;
-        (imbalance > 0).then_some((local, busiest, Migration::Load, imbalance))
+        if imbalance <= 0 || !Self::source_rq(&busiest, imbalance) {
+            return None;
+        }
+        Some((local, busiest, Migration::Load, imbalance))
+    }
+
+    /// `sched_balance_find_src_rq()` for load, on a one-CPU group: the busiest CPU is passed over
+    /// (and the domain is balanced) when it has no runnable fair task, or one whose CPU load
+    /// exceeds the imbalance on a CPU RT/DL leave whole — moving it would only move the
+    /// imbalance. A delayed entity keeps a CPU overloaded (`nr_running`) but is not runnable.
+    fn source_rq(busiest: &Stats, imbalance: i64) -> bool {
+        busiest.h_nr > 1 || (busiest.h_nr == 1 && (busiest.load as i64 <= imbalance || reduced(busiest.cap)))
     }
 
     /// `can_migrate_task()`.
@@ -406,5 +420,37 @@ impl Linux {
     pub(crate) fn fair_arrival_preempts(&mut self, i: CpuId, running: TaskId, now: Time) -> bool {
         let arrived = std::mem::take(&mut self.smp.as_mut().expect("smp").cpus[i].arrived);
         arrived.into_iter().any(|t| self.rqs[i].fair.preempts(t, running, now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn busiest(h_nr: usize, load: u64, cap: u64) -> Stats {
+        Stats {
+            cpu: 1,
+            load,
+            nr: 2,
+            h_nr,
+            cap,
+            idle: false,
+            kind: GroupType::Overloaded,
+            avg_load: load * 1024 / cap,
+            misfit_load: 0,
+        }
+    }
+
+    #[test]
+    fn a_cpu_with_one_runnable_task_heavier_than_the_imbalance_is_not_a_source() {
+        // Two queued (nr 2), one of them delayed: one runnable, load 1,400 > imbalance 100.
+        assert!(!Linux::source_rq(&busiest(1, 1400, 1024), 100));
+        // The same with two runnable tasks, or a load within the imbalance: a source.
+        assert!(Linux::source_rq(&busiest(2, 1400, 1024), 100));
+        assert!(Linux::source_rq(&busiest(1, 90, 1024), 100));
+        // RT/DL take a noticeable part of its capacity (800 × 117 < 1024 × 100): a source.
+        assert!(Linux::source_rq(&busiest(1, 1400, 800), 100));
+        // No runnable fair task at all: nothing to take.
+        assert!(!Linux::source_rq(&busiest(0, 1400, 1024), 100));
     }
 }

@@ -86,6 +86,9 @@ pub struct TaskSmp {
     pub last_ran: Time,
     /// An active balance moves it to this CPU once it is pre-empted.
     pub move_to: Option<CpuId>,
+    /// It existed before the run (the workload starts it on a given CPU: a replayed trace's
+    /// task that was already there), so it has no new task's load.
+    pub existed: bool,
 }
 
 /// One CPU's SMP state.
@@ -232,7 +235,7 @@ impl Linux {
         let smp = self.smp.as_mut().expect("smp");
         if why == EnqueueReason::New {
             let s = smp.tasks.get_mut(t);
-            *s = TaskSmp { view: ViewCopy::of(task), ..TaskSmp::default() };
+            *s = TaskSmp { view: ViewCopy::of(task), existed: task.start_cpu.is_some(), ..TaskSmp::default() };
         } else {
             smp.tasks.get_mut(t).view = ViewCopy::of(task);
         }
@@ -296,10 +299,17 @@ impl Linux {
         let (_, util, _) = self.smp.as_ref().expect("smp").cpu_signals(i, now);
         let smp = self.smp.as_mut().expect("smp");
         if why == EnqueueReason::New {
-            // post_init_entity_util_avg(): half of the CPU's spare capacity, at most.
             let s = smp.tasks.get_mut(t);
             s.weight = weight;
-            s.pelt = Pelt::new_task(weight, SCALE.saturating_sub(util) / 2, now);
+            s.pelt = if s.existed {
+                // A task that was there before the run (a replayed trace's host daemon, or a case
+                // task held stopped until its release): asleep or stopped long enough that its
+                // averages had decayed; it is not charged a new task's full weight.
+                Pelt { last_update: now, ..Pelt::default() }
+            } else {
+                // post_init_entity_util_avg(): half of the CPU's spare capacity, at most.
+                Pelt::new_task(weight, SCALE.saturating_sub(util) / 2, now)
+            };
         }
         smp.tasks.get_mut(t).weight = weight;
         smp.attach(t, i);

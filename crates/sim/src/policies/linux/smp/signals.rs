@@ -103,4 +103,24 @@ mod tests {
         assert!(s.util < 300 && s.util <= s.runnable, "{s:?}");
         assert!(log.tasks[&3].iter().all(|x| x.runnable <= x.load + 1), "runnable above load");
     }
+
+    #[test]
+    fn a_task_that_was_there_before_the_run_starts_without_a_new_tasks_load() {
+        use crate::engine::{simulate, SimConfig};
+        use crate::workload::{TaskSpec, Workload};
+        const MS: u64 = 1_000_000;
+        // Two hogs: one new (forked in the run), one a replayed trace's task already on CPU 1.
+        let new = TaskSpec::cpu("new", 0, 100 * MS);
+        let mut old = TaskSpec::cpu("old", 0, 100 * MS);
+        old.start_cpu = Some(1);
+        let w = Workload { cpus: Some(2), tasks: vec![new, old] };
+        let mut linux = crate::policies::linux_by_spec("linux").unwrap().keep_signals();
+        simulate(&w, &mut linux, &SimConfig { cpus: 2, ..SimConfig::default() });
+        let log = linux.signal_log().unwrap();
+        // A new task is charged its full weight from the start (init_entity_runnable_average());
+        // the old one grows from nothing: after 10 ms of running, 1 − y^9.8 ≈ 19% of it.
+        let (n, o) = (log.stored_at(0, 10 * MS).unwrap(), log.stored_at(1, 10 * MS).unwrap());
+        assert!(n.load > 1000, "{n:?}");
+        assert!((150..=250).contains(&o.load), "{o:?}");
+    }
 }
