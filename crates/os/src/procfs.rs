@@ -59,16 +59,6 @@ pub fn comm(pid: i32) -> Option<String> {
     fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
 }
 
-/// The autogroup task `tid` is in (`/proc/<tid>/autogroup`: `/autogroup-<id> nice <n>`): its id,
-/// or None in the root task group (the kernel prints nothing for it), or when `tid` is gone.
-pub fn autogroup(tid: i32) -> Option<u64> {
-    parse_autogroup(&fs::read_to_string(format!("/proc/{tid}/autogroup")).ok()?)
-}
-
-fn parse_autogroup(text: &str) -> Option<u64> {
-    text.trim().strip_prefix("/autogroup-")?.split_whitespace().next()?.parse().ok()
-}
-
 /// The threads (task ids) of process `pid`, its main thread first.
 pub fn threads(pid: i32) -> Vec<i32> {
     let mut t: Vec<i32> = fs::read_dir(format!("/proc/{pid}/task"))
@@ -148,15 +138,6 @@ impl ProcessIdentity {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn autogroups_read_as_their_id_and_the_root_as_none() {
-        assert_eq!(parse_autogroup("/autogroup-182 nice 0\n"), Some(182));
-        assert_eq!(parse_autogroup(""), None);
-        // This process is in some group or the root; either way the file reads.
-        let _ = autogroup(std::process::id() as i32);
-        assert_eq!(autogroup(i32::MAX), None);
-    }
-
     use super::*;
 
     #[test]

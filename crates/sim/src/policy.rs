@@ -101,8 +101,6 @@ pub struct TaskView<'a> {
     pub waker_cpu: Option<CpuId>,
     /// For a new task: the CPU the workload starts it on, if it says (`TaskSpec::start_cpu`).
     pub start_cpu: Option<CpuId>,
-    /// Its task group (`TaskSpec::group`); None: the root.
-    pub group: Option<u32>,
 }
 
 impl TaskView<'_> {

@@ -1,6 +1,6 @@
 //! One task of a workload, laid out for workloads of millions of tasks: the fields every task
 //! has are inline; the ones few tasks use (deadline, period, runtime, affinity, class, locks,
-//! wake-ups, clock reads, start CPU, task group) live in one box that a plain task never allocates. A
+//! wake-ups, clock reads, start CPU) live in one box that a plain task never allocates. A
 //! `TaskSpec` dereferences to those fields, so `spec.deadline` reads the same whether the box
 //! exists or not (without it, every rare field has its default) and `spec.deadline = …` creates
 //! the box. That keeps a plain task at 72 bytes instead of 272.
@@ -59,9 +59,6 @@ pub struct RareFields {
     /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
     /// that was already there: where the trace first shows it). None: the policy places it.
     pub start_cpu: Option<CpuId>,
-    /// Its task group under `linux` (an autogroup, or a cgroup of the default 1024 shares): the
-    /// tasks of one group weigh as one entity per CPU beside the root's tasks. None: the root.
-    pub group: Option<u32>,
 }
 
 /// What a task without the box reads.
@@ -76,7 +73,6 @@ static NO_RARE_FIELDS: RareFields = RareFields {
     until_woken: Vec::new(),
     runtime_reads: Vec::new(),
     start_cpu: None,
-    group: None,
 };
 
 impl TaskSpec {

@@ -169,10 +169,6 @@ struct RawTask {
     /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
-    /// Its task group (linux): tasks with the same number share one entity per CPU at the root,
-    /// as an autogroup's do. Default: the root group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    group: Option<u32>,
 }
 
 fn one() -> i64 {
@@ -465,7 +461,6 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
-        group: t.group,
     }))
 }
 
@@ -534,7 +529,6 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         until_woken: t.until_woken.clone(),
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
         start_cpu: t.start_cpu,
-        group: t.group,
     }
 }
 
@@ -598,7 +592,6 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
-            group: Some(1),
         });
         let w = Workload { cpus: Some(1), tasks: vec![full] };
         let written: serde_json::Value = serde_json::from_str(&w.to_json_string()).unwrap();

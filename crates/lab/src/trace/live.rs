@@ -55,8 +55,6 @@ pub struct LiveRun {
     /// Every thread's load-tracking signals as the kernel kept them, read at each of the
     /// controller's looks (CLOCK_MONOTONIC ns, reading), by thread id.
     pub signals: BTreeMap<i32, Vec<(u64, SchedSignals)>>,
-    /// The autogroup of each thread that is not in the root task group.
-    pub groups: BTreeMap<i32, u64>,
 }
 
 /// The Linux scheduling a workload task asks for (its `class`, `nice`, `priority`, `runtime`).
@@ -188,7 +186,6 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     }
     let mut last = 0;
     let mut signals: BTreeMap<i32, Vec<(u64, SchedSignals)>> = BTreeMap::new();
-    let mut groups = BTreeMap::new();
     while monotonic_ns() < end_ns && !schedlab_os::signals::stop_requested() {
         let alive: Vec<i32> =
             children.iter_mut().filter_map(|c| c.try_wait().ok()?.is_none().then(|| c.pid())).collect();
@@ -204,9 +201,6 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
                 if let Some(sig) = sched_signals::read(tid) {
                     signals.entry(tid).or_default().push((monotonic_ns(), sig));
                 }
-                if let Some(g) = schedlab_os::procfs::autogroup(tid) {
-                    groups.insert(tid, g);
-                }
             }
         }
         last = monotonic_ns();
@@ -220,7 +214,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     let rec = recorder.stop()?;
     let pids = children.iter().map(Child::pid).collect();
     let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
-    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals, groups })
+    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals })
 }
 
 #[cfg(test)]

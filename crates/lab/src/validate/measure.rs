@@ -193,13 +193,6 @@ pub fn run_case(
     let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path());
     let (tl, parse) =
         Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|(p, _)| p));
-    // The case's threads were read while they ran; the others (host tasks) still run.
-    let mut groups = run.groups.clone();
-    for &pid in tl.tasks.keys().filter(|p| **p != 0 && !run.groups.contains_key(p)) {
-        if let Some(g) = schedlab_os::procfs::autogroup(pid) {
-            groups.insert(pid, g);
-        }
-    }
     let trace = LiveTrace {
         timeline: &tl,
         meta: &run.meta,
@@ -208,7 +201,6 @@ pub fn run_case(
         end_ns: run.end_ns,
         cpus: &host_cpus,
         tick_ns: models.iter().find_map(|m| m.tick),
-        groups: &groups,
     };
     let mut replay = replay::workload(&trace);
     replay.rt_period = rt_period.map(|(p, _)| p);

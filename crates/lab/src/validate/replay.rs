@@ -28,7 +28,7 @@ use schedlab_sim::Dur;
 use schedlab_trace::{
     import, FromSimOptions, ImportOptions, Imported, Pid, RtPeriod, Select, TickPhase, Timeline, TraceMeta,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The live run a replay starts from.
 pub struct LiveTrace<'a> {
@@ -43,9 +43,6 @@ pub struct LiveTrace<'a> {
     pub cpus: &'a [usize],
     /// The host's scheduler tick (ns), if the models run with one.
     pub tick_ns: Option<u64>,
-    /// The autogroup of each task not in the root task group (the `linux` model weighs a
-    /// group's tasks as one entity per CPU).
-    pub groups: &'a BTreeMap<Pid, u64>,
 }
 
 impl LiveTrace<'_> {
@@ -104,7 +101,6 @@ pub fn workload(live: &LiveTrace) -> Replay {
     let horizon_ns = live.end_ns.saturating_sub(t0_ns);
     let mut open = Vec::new();
     for (task, pid) in imported.workload.tasks.iter_mut().zip(imported.report.pids()) {
-        task.group = live.groups.get(&pid).and_then(|&g| u32::try_from(g).ok());
         if let Some((_, cpus)) = others.iter().find(|(p, _)| *p == pid) {
             task.affinity = Some(cpus.clone());
             continue;
@@ -246,16 +242,9 @@ mod tests {
             end_ns: 105 * MS,
             cpus: &[0],
             tick_ns: None,
-            groups: &BTreeMap::from([(roots[1], 182)]),
         };
         let r = workload(&live);
         assert_eq!(r.open, vec![roots[0]]);
-        // The sleeper's autogroup goes with it; the hog is in the root group.
-        let group_of = |pid: Pid| {
-            let i = r.imported.report.pids().iter().position(|&p| p == pid).unwrap();
-            r.imported.workload.tasks[i].group
-        };
-        assert_eq!((group_of(roots[0]), group_of(roots[1])), (None, Some(182)));
         assert_eq!(r.horizon_ns, 100 * MS);
         let w = &r.imported.workload;
         assert_eq!(w.tasks[0].bursts, vec![1_000 * MS]);
@@ -275,7 +264,6 @@ mod tests {
             end_ns: tl.end,
             cpus: &[0],
             tick_ns: None,
-            groups: &BTreeMap::new(),
         };
         let r = workload(&live);
         let window =
@@ -318,7 +306,6 @@ mod tests {
             end_ns: 105 * MS,
             cpus: &[0],
             tick_ns: Some(4 * MS),
-            groups: &BTreeMap::new(),
         };
         let replay = workload(&live);
         let phase = replay.tick_phase.expect("the turns end on a 4 ms grid");

@@ -1088,10 +1088,9 @@ fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
         affinity: None,
         waker_cpu: (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId),
         start_cpu: None,
-        group: None,
     };
     if let Some(r) = spec.rare.as_deref() {
-        (v.period, v.runtime, v.start_cpu, v.group) = (r.period, r.runtime, r.start_cpu, r.group);
+        (v.period, v.runtime, v.start_cpu) = (r.period, r.runtime, r.start_cpu);
         (v.class, v.affinity) = (r.class.as_deref(), r.affinity.as_deref());
     }
     v

@@ -28,9 +28,6 @@ pub(super) fn check_exportable(t: &TaskSpec) -> Result<(), RtAppError> {
     if t.start_cpu.is_some() {
         return refuse("start_cpu", "rt-app cannot choose the CPU a thread starts on");
     }
-    if t.group.is_some() {
-        return refuse("group", "rt-app's taskgroup is a cgroup path, not a schedlab task group");
-    }
     if t.weight != 1 {
         return refuse("weight", "rt-app has no share weight (only nice, for SCHED_OTHER)");
     }

@@ -241,7 +241,7 @@ impl Linux {
                 continue;
             }
             if kind == Migration::Load {
-                let load = self.smp.as_ref().expect("smp").task_load(t, now).max(1);
+                let load = self.smp.as_ref().expect("smp").pelt_of(t, now).load_avg.max(1);
                 if (load >> failed.min(63)) as i64 > imbalance {
                     continue;
                 }

@@ -12,7 +12,6 @@
 //! it says so there.
 
 pub mod balance;
-pub mod groups;
 pub mod push;
 pub mod select;
 pub mod signals;
@@ -90,8 +89,6 @@ pub struct TaskSmp {
     /// It existed before the run (the workload starts it on a given CPU: a replayed trace's
     /// task that was already there), so it has no new task's load.
     pub existed: bool,
-    /// Its task group ([`groups`]); None: the root.
-    pub group: Option<u32>,
 }
 
 /// One CPU's SMP state.
@@ -130,8 +127,6 @@ pub struct Smp {
     pub nr_idle_scan: usize,
     /// Every update of the fair tasks' signals, when asked for ([`Linux::keep_signals`]).
     pub log: Option<signals::SignalLog>,
-    /// Some task has a group: loads are weighed through [`groups`].
-    pub any_group: bool,
 }
 
 /// The RT/DL signal of a CPU counts only whether such a task runs (`update_rt_rq_load_avg()`).
@@ -159,7 +154,6 @@ impl Smp {
             last_tick: None,
             nr_idle_scan: 0,
             log: None,
-            any_group: false,
         }
     }
 
@@ -222,20 +216,7 @@ impl Smp {
             util += p.util_avg;
             runnable += p.runnable_avg;
         }
-        if self.any_group {
-            load = self.root_load(c, now);
-        }
         (load, util.min(SCALE), runnable)
-    }
-
-    /// What moving `t` moves of its CPU's load: its own load, or its share of its group's
-    /// ([`Smp::h_load`]).
-    pub fn task_load(&self, t: TaskId, now: Time) -> u64 {
-        if self.any_group {
-            self.h_load(t, now)
-        } else {
-            self.pelt_of(t, now).load_avg
-        }
     }
 
     /// `capacity_of()`: what RT and deadline tasks leave of the CPU (`scale_rt_capacity()`).
@@ -254,13 +235,7 @@ impl Linux {
         let smp = self.smp.as_mut().expect("smp");
         if why == EnqueueReason::New {
             let s = smp.tasks.get_mut(t);
-            *s = TaskSmp {
-                view: ViewCopy::of(task),
-                existed: task.start_cpu.is_some(),
-                group: task.group,
-                ..TaskSmp::default()
-            };
-            smp.any_group |= task.group.is_some();
+            *s = TaskSmp { view: ViewCopy::of(task), existed: task.start_cpu.is_some(), ..TaskSmp::default() };
         } else {
             smp.tasks.get_mut(t).view = ViewCopy::of(task);
         }

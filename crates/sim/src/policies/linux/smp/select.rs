@@ -95,13 +95,13 @@ impl Linux {
         let smp = self.smp.as_ref().expect("smp");
         let mut this_eff = smp.cpu_signals(this, now).0 as i128;
         if sync {
-            let current = self.rqs[this].curr.map_or(0, |(c, _)| smp.task_load(c, now)) as i128;
+            let current = self.rqs[this].curr.map_or(0, |(c, _)| smp.pelt_of(c, now).load_avg) as i128;
             if current > this_eff {
                 return this;
             }
             this_eff -= current;
         }
-        let task_load = smp.task_load(t, now) as i128;
+        let task_load = smp.pelt_of(t, now).load_avg as i128;
         this_eff = (this_eff + task_load) * 100 * smp.capacity(prev, now) as i128;
         let mut prev_eff =
             (smp.cpu_signals(prev, now).0 as i128 - task_load) * (100 + (IMBALANCE_PCT as i128 - 100) / 2);
