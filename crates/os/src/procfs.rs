@@ -3,6 +3,7 @@
 //! clock ticks since boot (field 22), a triple that survives pid reuse.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 
 /// The fields of `/proc/<pid>/stat` schedlab uses.
@@ -57,6 +58,22 @@ pub fn signal_masks(pid: Option<i32>) -> Option<SignalMasks> {
 /// The command name of a task (`/proc/<pid>/comm`).
 pub fn comm(pid: i32) -> Option<String> {
     fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
+}
+
+/// Every thread's CPU time so far as the scheduler counts it (`se.sum_exec_runtime`: the first
+/// field of `/proc/<pid>/task/<tid>/schedstat`, ns), by thread id.
+pub fn thread_cpu_times() -> BTreeMap<i32, u64> {
+    let mut out = BTreeMap::new();
+    let Ok(procs) = fs::read_dir("/proc") else { return out };
+    for pid in procs.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
+        for tid in threads(pid) {
+            let path = format!("/proc/{pid}/task/{tid}/schedstat");
+            if let Some(ns) = fs::read_to_string(path).ok().and_then(|s| s.split_whitespace().next()?.parse().ok()) {
+                out.insert(tid, ns);
+            }
+        }
+    }
+    out
 }
 
 /// The threads (task ids) of process `pid`, its main thread first.
@@ -138,6 +155,24 @@ impl ProcessIdentity {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn thread_cpu_times_count_this_threads_work() {
+        use nix::time::{clock_gettime, ClockId};
+        let cpu = || {
+            let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap();
+            t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+        };
+        let tid = nix::unistd::gettid().as_raw();
+        let before = thread_cpu_times()[&tid];
+        // Spin until this thread's own CPU clock says 10 ms, however long that takes.
+        let start = cpu();
+        while cpu() < start + 10_000_000 {
+            std::hint::black_box(0u64);
+        }
+        let after = thread_cpu_times()[&tid];
+        assert!(after >= before + 9_000_000, "{before} → {after}");
+    }
+
     use super::*;
 
     #[test]

@@ -27,6 +27,7 @@ pub mod render;
 pub mod rt_period;
 pub mod tick_phase;
 pub mod timeline;
+pub mod trim;
 
 pub use compare::{compare, CompareOptions, Comparison};
 pub use event::{Event, EventKind, Pid};

@@ -265,6 +265,10 @@ pub struct Anomaly {
     /// lies in (the task's CPU time is known to ± this); 0 when no time was guessed.
     #[serde(default)]
     pub uncertain_ns: u64,
+    /// The task's switch-out was lost and its run was ended at `ts`, the first event in another
+    /// context: the run ended somewhere in the `uncertain_ns` before ([`Timeline::trim_lost_ends`]).
+    #[serde(default)]
+    pub run_end_lost: bool,
 }
 
 /// Timelines of every task in a trace window.
@@ -344,7 +348,14 @@ impl Builder {
 
     /// An anomaly whose repair guessed a time known only to ± `uncertain_ns`.
     fn anomaly_within(&mut self, e: &Event, pid: Pid, uncertain_ns: u64, what: impl Into<String>) {
-        self.tl.anomalies.push(Anomaly { ts: e.ts, line: e.line, pid, what: what.into(), uncertain_ns });
+        self.tl.anomalies.push(Anomaly {
+            ts: e.ts,
+            line: e.line,
+            pid,
+            what: what.into(),
+            uncertain_ns,
+            run_end_lost: false,
+        });
     }
 
     fn cur(&self, pid: Pid) -> Cur {
@@ -466,6 +477,9 @@ impl Builder {
                 let seen = seen.max(since);
                 self.anomaly_within(e, q, e.ts - seen, format!("CPU {cpu} switched from another task while it ran there: its switch-out was lost (after {seen}); run ends here, blocked until its next wake-up"));
                 self.close_run(q, cpu, since, e.ts);
+                if let Some(a) = self.tl.anomalies.last_mut() {
+                    a.run_end_lost = true;
+                }
                 self.cur.insert(q, Cur::Blocked { since: e.ts, state: "?".into() });
                 // A task whose switch-in was lost too is counted from here, not over q's run.
                 if let Some(c) = self.cpu_switch.get_mut(cpu) {

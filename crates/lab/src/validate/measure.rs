@@ -8,6 +8,7 @@ use super::signals::{self, Pairing, TaskSignals};
 use crate::trace::live;
 use anyhow::{Context, Result};
 use schedlab_trace::import::Note;
+use schedlab_trace::trim::Trimmed;
 use schedlab_trace::{compare, CompareOptions, Comparison, ParseStats, Pid, Timeline};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -52,6 +53,9 @@ pub struct CaseRun {
     pub parse: ParseStats,
     /// Events the timeline builder found contradictory (and repaired), over the whole trace.
     pub anomalies: usize,
+    /// Runs whose end the trace lost, shortened to the CPU time the kernel counted for their
+    /// task ([`schedlab_trace::trim`]).
+    pub lost_ends: Trimmed,
     /// Tasks whose demand the replay left open (CPU hogs).
     pub open: Vec<String>,
     /// Where the live tick fell (the replays' ticks are put there), when the trace shows it.
@@ -191,8 +195,9 @@ pub fn run_case(
     let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), progress)
         .with_context(|| format!("running case {}", case.name))?;
     let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path());
-    let (tl, parse) =
+    let (mut tl, parse) =
         Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|(p, _)| p));
+    let lost_ends = tl.trim_lost_ends(&run.cpu_ns, run.cpu_window);
     let trace = LiveTrace {
         timeline: &tl,
         meta: &run.meta,
@@ -242,6 +247,7 @@ pub fn run_case(
         window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
         parse,
         anomalies: tl.anomalies.len(),
+        lost_ends,
         interference: interference(&live_on_case, &trace.pids(), case.cpus, start, run.end_ns),
         open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
         tick_phase: replay.tick_phase,

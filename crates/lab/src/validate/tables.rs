@@ -181,6 +181,8 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             "lost",
             "malformed",
             "anomalies",
+            "lost ends trimmed ms",
+            "trimmed runs",
             "import notes",
             "left open",
             "others' CPU %",
@@ -196,6 +198,8 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             r.parse.lost_events().to_string(),
             r.parse.malformed.to_string(),
             r.anomalies.to_string(),
+            format!("{:.1}", r.lost_ends.ns as f64 / 1e6),
+            r.lost_ends.runs.to_string(),
             r.import_notes.len().to_string(),
             r.open.join(" "),
             format!("{:.2}", 100.0 * r.interference.share),
@@ -204,7 +208,9 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
     }
     t.with_note(
         "anomalies: events that contradict each other (repaired by the timeline builder; see results.json). \
-         left open: tasks that never blocked, whose CPU demand the replay leaves to the model. others: \
+         lost ends trimmed: runs whose switch-out the trace lost, which the builder ends at the CPU's next \
+         event in another task's context, shortened (in that window) to the CPU time the kernel counted for \
+         their task (/proc/<tid>/schedstat at both ends of the recording). left open: tasks that never blocked, whose CPU demand the replay leaves to the model. others: \
          every task outside the case that ran on its CPUs in the window (kernel threads, this controller) — \
          invisible to the models.",
     )
