@@ -288,3 +288,50 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
     // Only the linux replay keeps them.
     assert!(models.iter().filter(|m| m["label"] != "linux").all(|m| m.get("signals").is_none()));
 }
+
+#[test]
+fn a_recording_keeps_the_kernels_count_of_each_threads_cpu_time() {
+    if !live_ready("recording a hog") {
+        return;
+    }
+    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let doc: Value = serde_json::from_str(&ok(
+        schedlab()
+            .args(["trace", "record", "--cpus", "1", "--for", "1s", "--json", "--out"])
+            .arg(dir.path())
+            .args(["--", "sh", "-c", "while :; do :; done"])
+            .output()
+            .unwrap(),
+        "trace record",
+    ))
+    .unwrap();
+    let root = doc["results"]["root_pid"].as_i64().unwrap();
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir(dir.path(), "trace-record").join("meta.json")).unwrap())
+            .unwrap();
+    // The hog ran until the time limit: the kernel's count (schedstat at both ends of the
+    // recording) is most of the window, and the trace's runs, imported, agree with it.
+    let window = &meta["cpu_times"]["window"];
+    let window_ms = (window[1].as_f64().unwrap() - window[0].as_f64().unwrap()) / 1e6;
+    let kernel_ms = meta["cpu_times"]["ns"][root.to_string()].as_f64().expect("the hog's CPU time") / 1e6;
+    assert!(kernel_ms > 0.8 * window_ms && kernel_ms <= window_ms, "{kernel_ms:.1} ms of a {window_ms:.1} ms window");
+    let rec = run_dir(dir.path(), "trace-record");
+    let report: Value = serde_json::from_str(&ok(
+        schedlab()
+            .args(["trace", "import", "--json", "--pid", &root.to_string(), "--meta"])
+            .arg(rec.join("meta.json"))
+            .arg(rec.join("trace.txt"))
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap(),
+        "trace import",
+    ))
+    .unwrap();
+    let traced_ms = report["results"]["report"]["tasks"][0]["cpu_ns"].as_f64().unwrap() / 1e6;
+    assert!(
+        (kernel_ms - traced_ms).abs() <= 0.05 * kernel_ms + 10.0,
+        "kernel {kernel_ms:.1} ms, trace {traced_ms:.1} ms"
+    );
+}

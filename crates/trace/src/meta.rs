@@ -13,6 +13,7 @@
 
 use crate::event::Pid;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A Linux scheduling policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,11 +107,41 @@ pub struct TraceMeta {
     /// The resolution of `steal_ns` (`/proc/stat` counts in USER_HZ ticks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_resolution_ns: Option<u64>,
+    /// Every thread's CPU time over a window of the recording, as the kernel counted it: what
+    /// runs whose end the trace lost are trimmed to ([`crate::trim`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_times: Option<CpuTimes>,
+}
+
+/// Threads' CPU time between two instants (`/proc/<tid>/schedstat` read at both).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuTimes {
+    /// The two instants, on the trace clock (ns).
+    pub window: (u64, u64),
+    /// CPU time in the window (ns), by thread id: threads alive at both instants.
+    pub ns: BTreeMap<Pid, u64>,
+}
+
+impl CpuTimes {
+    /// From two readings of every thread's CPU time so far, taken at `window.0` and `window.1`.
+    pub fn between(window: (u64, u64), before: &BTreeMap<Pid, u64>, after: &BTreeMap<Pid, u64>) -> CpuTimes {
+        let ns = after.iter().filter_map(|(t, a)| Some((*t, a.checked_sub(*before.get(t)?)?))).collect();
+        CpuTimes { window, ns }
+    }
 }
 
 impl Default for TraceMeta {
     fn default() -> Self {
-        TraceMeta { version: 1, clock: None, cpus: None, tasks: Vec::new(), steal_ns: None, steal_resolution_ns: None }
+        TraceMeta {
+            version: 1,
+            clock: None,
+            cpus: None,
+            tasks: Vec::new(),
+            steal_ns: None,
+            steal_resolution_ns: None,
+            cpu_times: None,
+        }
     }
 }
 

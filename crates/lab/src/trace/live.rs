@@ -13,6 +13,7 @@ use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
 use schedlab_os::sched::{LinuxPolicy, SchedParams};
 use schedlab_os::sched_signals::{self, SchedSignals};
 use schedlab_sim::workload::{TaskSpec, Workload};
+use schedlab_trace::meta::CpuTimes;
 use schedlab_trace::TraceMeta;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,10 +56,6 @@ pub struct LiveRun {
     /// Every thread's load-tracking signals as the kernel kept them, read at each of the
     /// controller's looks (CLOCK_MONOTONIC ns, reading), by thread id.
     pub signals: BTreeMap<i32, Vec<(u64, SchedSignals)>>,
-    /// Every thread's CPU time over `cpu_window` as the kernel counted it (ns), by thread id:
-    /// what a run whose end the trace lost is trimmed to.
-    pub cpu_ns: BTreeMap<i32, u64>,
-    pub cpu_window: (u64, u64),
 }
 
 /// The Linux scheduling a workload task asks for (its `class`, `nice`, `priority`, `runtime`).
@@ -213,16 +210,16 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         sleep_until_ns((last + POLL_NS).min(end_ns))?;
     }
     let stopped_ns = monotonic_ns().max(last);
+    // Before the kill, while the tasks' counts can still be read.
     let cpu_after = schedlab_os::procfs::thread_cpu_times();
-    let cpu_window = (cpu_from, monotonic_ns());
-    let cpu_ns = cpu_after.iter().filter_map(|(t, a)| Some((*t, a.checked_sub(*cpu_before.get(t)?)?))).collect();
+    let cpu_times = CpuTimes::between((cpu_from, monotonic_ns()), &cpu_before, &cpu_after);
     for c in children.iter_mut() {
         c.kill()?;
     }
     let rec = recorder.stop()?;
     let pids = children.iter().map(Child::pid).collect();
-    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
-    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals, cpu_ns, cpu_window })
+    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns, Some(cpu_times));
+    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use schedlab_os::procfs;
 use schedlab_os::sched::{self, LinuxPolicy, SchedParams};
+use schedlab_trace::meta::CpuTimes;
 use schedlab_trace::{SchedPolicy, TaskMeta, TraceMeta};
 use std::collections::BTreeMap;
 
@@ -74,7 +75,7 @@ impl Collector {
 
     /// The sidecar.
     /// The sidecar; `steal_ns`: what the hypervisor took from each CPU during the recording.
-    pub fn finish(self, cpus: usize, steal_ns: Option<Vec<u64>>) -> TraceMeta {
+    pub fn finish(self, cpus: usize, steal_ns: Option<Vec<u64>>, cpu_times: Option<CpuTimes>) -> TraceMeta {
         TraceMeta {
             version: 1,
             clock: Some("mono".into()),
@@ -82,6 +83,7 @@ impl Collector {
             tasks: self.tasks.into_values().collect(),
             steal_resolution_ns: steal_ns.as_ref().map(|_| schedlab_os::steal::resolution_ns()),
             steal_ns,
+            cpu_times,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `schedlab trace record -- COMMAND…`: run a program (and whatever it starts) under a private
 //! tracefs instance recording the scheduler tracepoints, and keep the raw trace (`trace.txt`),
-//! the policy and affinity of every task it had (`meta.json`) and a summary of who ran how
-//! much. `schedlab trace record --workload FILE` runs a simulator workload for real instead —
+//! the policy and affinity of every task it had and every thread's CPU time as the kernel
+//! counted it (`meta.json`) and a summary of who ran how much. `schedlab trace record --workload FILE` runs a simulator workload for real instead —
 //! each task a `schedlab workload bursts` child with its policy, affinity and arrival — so a
 //! workload can go live and come back through `schedlab trace import`.
 
@@ -13,6 +13,7 @@ use schedlab_os::child::{Barrier, Child, ChildSpec};
 use schedlab_os::clock::{monotonic_ns, sleep_until_ns};
 use schedlab_report::section::{DataFile, Section, Status, Table};
 use schedlab_sim::workload::Workload;
+use schedlab_trace::meta::CpuTimes;
 use schedlab_trace::{Select, Timeline};
 use serde_json::json;
 use std::time::Duration;
@@ -38,6 +39,7 @@ pub fn record(req: &RecordRequest) -> Result<Section> {
     let root = child.pid();
     let mut meta = Collector::default();
     let recorder = Recorder::start()?;
+    let (cpu_from, cpu_before) = (monotonic_ns(), schedlab_os::procfs::thread_cpu_times());
     let t0 = monotonic_ns();
     child.release()?;
     let end = t0 + req.limit.as_nanos() as u64;
@@ -54,10 +56,13 @@ pub fn record(req: &RecordRequest) -> Result<Section> {
         }
         sleep_until_ns((now + 10_000_000).min(end))?;
     }
+    // Before the kill, while the program's threads can still be read.
+    let cpu_after = schedlab_os::procfs::thread_cpu_times();
+    let cpu_times = CpuTimes::between((cpu_from, monotonic_ns()), &cpu_before, &cpu_after);
     let reaped = child.kill()?;
     let rec = recorder.stop()?;
     let text = rec.text;
-    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns);
+    let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns, Some(cpu_times));
     let (tl, stats) = Timeline::from_text(&text, Some(schedlab_trace::Format::Tracefs));
     let tree: Vec<i32> = tl.descendants(root);
     let mut s = Section::new("trace-record", "-", "A scheduler trace of one program");

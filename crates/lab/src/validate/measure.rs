@@ -197,7 +197,7 @@ pub fn run_case(
     let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path());
     let (mut tl, parse) =
         Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|(p, _)| p));
-    let lost_ends = tl.trim_lost_ends(&run.cpu_ns, run.cpu_window);
+    let lost_ends = run.meta.cpu_times.as_ref().map(|c| tl.trim_lost_ends(&c.ns, c.window)).unwrap_or_default();
     let trace = LiveTrace {
         timeline: &tl,
         meta: &run.meta,
