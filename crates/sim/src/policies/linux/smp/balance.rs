@@ -249,10 +249,6 @@ impl Linux {
             } else {
                 imbalance -= 1;
             }
-            if std::env::var_os("SCHEDLAB_DEBUG_LB").is_some() {
-                let smp = self.smp.as_ref().unwrap();
-                eprintln!("LB {:.4} {:?} task {t} {src}->{dst} {kind:?} imb-after {imbalance} failed {failed} sig0 {:?} sig1 {:?} cap {} {} nr {} {} hnr {} {}", now as f64/1e9, idle, smp.cpu_signals(0, now), smp.cpu_signals(1, now), smp.capacity(0, now), smp.capacity(1, now), self.rqs[0].nr_running(), self.rqs[1].nr_running(), self.rqs[0].fair_runnable(), self.rqs[1].fair_runnable());
-            }
             self.migrate_fair(t, src, dst, now);
             moved += 1;
             // A preemptible kernel stops a newidle pass after one task.
@@ -313,15 +309,6 @@ impl Linux {
         if need_active {
             if let Some((t, Class::Fair)) = self.rqs[src].curr {
                 if smp.tasks.get_ref(t).is_none_or(|s| s.view.allowed(dst)) && smp.cpus[src].active.is_none() {
-                    if std::env::var_os("SCHEDLAB_DEBUG_LB").is_some() {
-                        eprintln!(
-                            "ACTIVE {:.4} {:?} task {t} {src}->{dst} {kind:?} failed {failed} cap {} {}",
-                            now as f64 / 1e9,
-                            idle,
-                            smp.capacity(0, now),
-                            smp.capacity(1, now)
-                        );
-                    }
                     smp.cpus[src].active = Some((t, dst));
                     smp.cpus[dst].nr_balance_failed = 0;
                     return true;
