@@ -1,9 +1,12 @@
 //! Running tasks for real under a recording: each task is a child (`os::child`) with its
 //! scheduling policy and CPUs set before its program starts, held at its own start gate and
 //! released at its arrival time; the recording runs from just before the first release until
-//! every task has ended or the time is up (the rest are killed). A simulator workload's tasks
-//! become `schedlab workload bursts` children ([`from_workload`]), so the live run and the
-//! simulation start from the same description.
+//! every task has ended or the time is up (the rest are killed). While they run, the controller
+//! reads each task thread's load-tracking signals at each of its looks, and every thread's CPU
+//! time as the kernel counts it when the recording starts and when the tasks stop (the
+//! metadata's `cpu_times`). A simulator workload's tasks become `schedlab workload bursts`
+//! children ([`from_workload`]), so the live run and the simulation start from the same
+//! description.
 
 use super::meta::{self, Collector};
 use super::recorder::Recorder;
