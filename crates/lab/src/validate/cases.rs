@@ -139,7 +139,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the lone nice -5 hog's switch rate follows how often balancing moves a task onto its CPU: the model's balancer (one domain, PELT averages without util_est) moves tasks at other moments than the kernel, and the other tasks replayed beside it (kworkers, the controller) run at their recorded times, not where the model would put them",
+                "the lone nice -5 hog's switch rate follows how often balancing moves a task onto its CPU: the kernel moves the nice 5 hog there and back a few times in some repeats, the model seldom does, though its task loads are the kernel's (see the load-tracking table); the kernel weighs the case's tasks as one task group beside root tasks such as the VM's agent, which the model does not",
                 ),
                 tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
             },
@@ -148,7 +148,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two periodic sleepers against two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "as in sleepers-vs-hog, and a woken sleeper's CPU (select_task_rq_fair) depends on PELT loads the model approximates",
+                "as in sleepers-vs-hog; the hogs' rates also follow which sleeper shares each hog's CPU, and the model's balancer moves sleep-2/8 a few times a repeat where the kernel keeps it in place, with the same task loads (see the load-tracking table)",
                 ),
                 tasks: vec![
                     periodic("sleep-2/8", 2.0, 8.0),
@@ -162,7 +162,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "live, the kernel's balancer gathers the pair on one CPU and both hogs on the other in the run's first second (the pair then switches at every message with 2 µs wake-ups, the hogs at the tick), though not in every run; the model keeps a hog on each CPU and the pair split between them, a layout stable under its balancer and wake-up placement, so each pair thread's wake-ups wait behind a hog's slice",
+                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog — and the kernel and the model settle differently from repeat to repeat (live, the pair stayed split in some repeats and gathered in others); where both gather it, one pair thread still lingers longer on the hogs' CPU in the model, pre-empting a hog at each message",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
@@ -171,7 +171,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two SCHED_FIFO tasks (3 ms every 10 ms) above two SCHED_OTHER hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the hogs' switch rates follow which CPU each FIFO wake-up lands on and when balancing moves a hog; the model picks among equal CPUs in a fixed order",
+                "the hogs' switch rates follow which CPU each FIFO wake-up lands on and when balancing moves a hog; with each CPU's capacity reduced by its FIFO task a CPU with one runnable task is a balancing source, and the model's capacities, which follow each CPU's RT time, differ from the kernel's at other moments, so in some repeats it swaps the hogs back and forth",
                 ),
                 tasks: vec![
                     CaseTask::rt("fifo-a", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
