@@ -48,6 +48,86 @@ impl<T: Clone + Default> PerTask<T> {
     }
 }
 
+/// Per-task state kept only from a task's first store until [`LiveTable::remove`] (its exit):
+/// the values sit in a few slots that exited tasks hand on, and each task id costs only a
+/// 4-byte slot number. A run of 100,000 tasks of which a few dozen live at once then touches
+/// 400 KB instead of a [`PerTask`] row per task (tens of bytes each, megabytes in all, grown
+/// and page-faulted afresh by every run); and the slots, few, stay in cache.
+#[derive(Debug, Clone)]
+pub struct LiveTable<T: Copy + Default> {
+    /// Per task id: its slot + 1 (0 = none).
+    slot_of: Vec<u32>,
+    slots: Vec<T>,
+    /// Slots handed back, reused last-in first-out (the most recently touched first).
+    free: Vec<u32>,
+}
+
+impl<T: Copy + Default> Default for LiveTable<T> {
+    fn default() -> Self {
+        LiveTable { slot_of: Vec::new(), slots: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T: Copy + Default> LiveTable<T> {
+    #[inline]
+    fn slot(&self, t: TaskId) -> Option<usize> {
+        match self.slot_of.get(t) {
+            Some(&s) if s != 0 => Some(s as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// The value of `t`, if it has one.
+    #[inline]
+    pub fn get(&self, t: TaskId) -> Option<&T> {
+        self.slot(t).map(|s| &self.slots[s])
+    }
+
+    /// The value of `t`, if it has one.
+    #[inline]
+    pub fn get_mut(&mut self, t: TaskId) -> Option<&mut T> {
+        self.slot(t).map(|s| &mut self.slots[s])
+    }
+
+    /// The value of `t`, made `T::default()` first if it has none.
+    #[inline]
+    pub fn entry(&mut self, t: TaskId) -> &mut T {
+        let s = match self.slot(t) {
+            Some(s) => s,
+            None => self.insert(t),
+        };
+        &mut self.slots[s]
+    }
+
+    fn insert(&mut self, t: TaskId) -> usize {
+        if t >= self.slot_of.len() {
+            let len = (t + 1).max(2 * self.slot_of.len()).max(16);
+            self.slot_of.resize(len, 0);
+        }
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = T::default();
+                s as usize
+            }
+            None => {
+                self.slots.push(T::default());
+                self.slots.len() - 1
+            }
+        };
+        self.slot_of[t] = s as u32 + 1;
+        s
+    }
+
+    /// Forget `t`: its value is `T::default()` again, its slot goes to the next new task.
+    #[inline]
+    pub fn remove(&mut self, t: TaskId) {
+        if let Some(s) = self.slot(t) {
+            self.slot_of[t] = 0;
+            self.free.push(s as u32);
+        }
+    }
+}
+
 /// Each task's allowed CPUs as last seen at enqueue.
 #[derive(Debug, Clone, Default)]
 pub struct Affinity {
