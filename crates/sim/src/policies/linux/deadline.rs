@@ -89,6 +89,7 @@ impl DeadlineRq {
     }
 
     /// Tasks waiting (ready or throttled).
+    #[inline]
     pub fn queued(&self) -> usize {
         self.queued
     }
@@ -291,6 +292,7 @@ impl DeadlineRq {
     }
 
     /// The next replenishment.
+    #[inline]
     pub fn next_timer(&self) -> Option<Time> {
         self.throttled.iter().map(|&t| self.se.get(t).replenish_at).min()
     }

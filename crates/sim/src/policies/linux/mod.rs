@@ -248,6 +248,7 @@ impl Linux {
         }
     }
 
+    #[inline]
     fn enqueue_on(&mut self, i: usize, task: &TaskView, why: EnqueueReason, now: Time) {
         let rq = &mut self.rqs[i];
         match self.class.get(task.id) {
@@ -287,6 +288,7 @@ impl Policy for Linux {
         self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec));
     }
 
+    #[inline]
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
         self.now = now;
         if why == EnqueueReason::New {
@@ -323,6 +325,7 @@ impl Policy for Linux {
         }
     }
 
+    #[inline]
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         self.now = now;
         let i = self.rq_index(cpu);
@@ -346,12 +349,12 @@ impl Policy for Linux {
                 // set_next_task_rt/dl(): what waits behind it goes where it can run.
                 self.push_rt(i, now);
             }
-        } else {
-            self.task_cpu.set(pick.task, cpu);
         }
+        // With one CPU (no `smp`) nothing reads `task_cpu`: `rq_of` is queue 0 for every task.
         Some(pick)
     }
 
+    #[inline]
     fn charge(&mut self, task: TaskId, ran: Dur, now: Time) {
         self.now = now;
         let i = self.rq_of(task);
@@ -367,6 +370,7 @@ impl Policy for Linux {
         }
     }
 
+    #[inline]
     fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
         let i = self.rq_of(running);
         if self.smp.is_some() && self.rq_of(woken) != i {
@@ -430,6 +434,7 @@ impl Policy for Linux {
         true
     }
 
+    #[inline]
     fn next_timer(&self) -> Option<Time> {
         let mut next = self.rqs.iter().filter_map(|rq| rq.dl.next_timer()).min();
         if self.params.rt_throttle {
