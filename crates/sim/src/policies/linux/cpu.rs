@@ -113,7 +113,7 @@ impl CpuRq {
     /// `pick_next_task()`: deadline tasks, the fair server while it is queued (fair tasks, for
     /// its runtime at most; with none to run it stops), real-time tasks unless throttled (for
     /// what is left of their budget at most), fair tasks; else the CPU idles.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, p: &LinuxParams, bw: &mut RtBandwidth, now: Time) -> Option<(Pick, Class)> {
         let cpu = self.cpu;
         self.account_idle(p, now);

@@ -334,10 +334,17 @@ impl Policy for Linux {
         } else {
             self.pull_rt(i, now);
         }
-        let mut picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
-        if picked.is_none() && self.smp.is_some() && self.idle_balance(i, now) {
-            picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
-        }
+        // Pick; a CPU that finds nothing pulls work (newidle balance) and picks once more. One
+        // call site, so that the pick is compiled into this function: its answer then stays in
+        // registers instead of going through memory.
+        let mut balanced = false;
+        let picked = loop {
+            let picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
+            if picked.is_some() || balanced || self.smp.is_none() || !self.idle_balance(i, now) {
+                break picked;
+            }
+            balanced = true;
+        };
         let rq = &mut self.rqs[i];
         rq.scheduling = false;
         rq.curr = picked.map(|(p, class)| (p.task, class));
