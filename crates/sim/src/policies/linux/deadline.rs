@@ -294,6 +294,9 @@ impl DeadlineRq {
     /// The next replenishment.
     #[inline]
     pub fn next_timer(&self) -> Option<Time> {
+        if self.throttled.is_empty() {
+            return None;
+        }
         self.throttled.iter().map(|&t| self.se.get(t).replenish_at).min()
     }
 

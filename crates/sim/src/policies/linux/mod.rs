@@ -443,19 +443,23 @@ impl Policy for Linux {
 
     #[inline]
     fn next_timer(&self) -> Option<Time> {
-        let mut next = self.rqs.iter().filter_map(|rq| rq.dl.next_timer()).min();
+        // Asked after every event: plain loops and one running minimum.
+        let earlier = |next: Option<Time>, t: Option<Time>| match (next, t) {
+            (Some(n), Some(t)) => Some(n.min(t)),
+            (n, t) => n.or(t),
+        };
+        let mut next = None;
+        for rq in &self.rqs {
+            next = earlier(next, rq.dl.next_timer());
+            if self.params.fair_server {
+                next = earlier(next, rq.server.next_timer());
+            }
+        }
         if self.params.rt_throttle {
-            if let Some(t) = self.bw.next_change(self.now) {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
+            next = earlier(next, self.bw.next_change(self.now));
         }
-        if self.params.fair_server {
-            for t in self.rqs.iter().filter_map(|rq| rq.server.next_timer()) {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
-        }
-        if let Some(t) = self.smp.as_ref().and_then(|_| self.balance_timer()) {
-            next = Some(next.map_or(t, |n| n.min(t)));
+        if self.smp.is_some() {
+            next = earlier(next, self.balance_timer());
         }
         next
     }
