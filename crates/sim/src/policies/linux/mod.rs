@@ -248,7 +248,7 @@ impl Linux {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn enqueue_on(&mut self, i: usize, task: &TaskView, why: EnqueueReason, now: Time) {
         let rq = &mut self.rqs[i];
         match self.class.get(task.id) {
@@ -441,7 +441,7 @@ impl Policy for Linux {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_timer(&self) -> Option<Time> {
         // Asked after every event: plain loops and one running minimum.
         let earlier = |next: Option<Time>, t: Option<Time>| match (next, t) {
