@@ -1,16 +1,24 @@
 //! Run-queue building blocks shared by the policies: per-task tables indexed by [`TaskId`],
 //! remembered CPU affinity, a FIFO queue and a key-ordered queue (a red-black tree in Linux;
 //! a binary heap with lazy deletion here) that both skip tasks not allowed on the picking CPU.
+//! Large per-task tables hand their memory on to the next run's (see [`spare`]).
 
 use crate::policy::{CpuId, EnqueueReason, TaskId, TaskView};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// A per-task value, grown on demand (task ids are small dense integers in every host).
+/// A per-task value, grown on demand (task ids are small dense integers in every host). A large
+/// table's buffer is kept when the table is dropped, for the next table of its type ([`spare`]).
 #[derive(Debug, Clone, Default)]
-pub struct PerTask<T: Clone + Default>(Vec<T>);
+pub struct PerTask<T: Clone + Default + 'static>(Vec<T>);
 
-impl<T: Clone + Default> PerTask<T> {
+impl<T: Clone + Default + 'static> Drop for PerTask<T> {
+    fn drop(&mut self) {
+        spare::put(std::mem::take(&mut self.0));
+    }
+}
+
+impl<T: Clone + Default + 'static> PerTask<T> {
     #[inline]
     pub fn get(&self, t: TaskId) -> T {
         self.0.get(t).cloned().unwrap_or_default()
@@ -44,7 +52,162 @@ impl<T: Clone + Default> PerTask<T> {
     #[cold]
     fn grow(&mut self, t: TaskId) {
         let len = (t + 1).max(2 * self.0.len()).max(16);
+        if len > self.0.capacity() {
+            if let Some(mut v) = spare::take::<T>(len) {
+                v.extend_from_slice(&self.0);
+                self.0 = v;
+            }
+        }
         self.0.resize(len, T::default());
+    }
+}
+
+/// Buffers of dropped [`PerTask`] tables, kept per thread for the next table of the same type.
+///
+/// A run grows its tables to the number of tasks (megabytes at 100,000 tasks) and frees them at
+/// its end. Whether the allocator then keeps that memory for the next run or hands it back to
+/// the system (which zeroes it again, a page fault per 4 KiB, when the next run touches it)
+/// depends on where its other blocks happen to lie: the same run of the same policy took 1.4×
+/// as long in one process as in another that had parsed one more argument. Kept here, the next
+/// run's table starts in memory already touched, whatever the allocator does. Only buffers of
+/// at least [`MIN_BYTES`] are kept, at most [`MAX_BYTES`] in all (the oldest go first).
+pub mod spare {
+    use std::any::Any;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    /// Smaller buffers are not worth keeping (the allocator reuses them anyway).
+    pub const MIN_BYTES: usize = 64 << 10;
+    /// The most kept per thread.
+    pub const MAX_BYTES: usize = 64 << 20;
+
+    /// Kept buffers (each an empty `Vec<T>` of some `T`) with their sizes in bytes, and the sum.
+    type Kept = (VecDeque<(usize, Box<dyn Any>)>, usize);
+
+    thread_local! {
+        static SPARE: RefCell<Kept> = const { RefCell::new((VecDeque::new(), 0)) };
+    }
+
+    fn bytes<T>(v: &Vec<T>) -> usize {
+        v.capacity() * size_of::<T>()
+    }
+
+    /// Keep `v`'s buffer (emptied) if it is large enough.
+    pub fn put<T: 'static>(mut v: Vec<T>) {
+        let b = bytes(&v);
+        if !(MIN_BYTES..=MAX_BYTES).contains(&b) {
+            return;
+        }
+        v.clear();
+        // At thread exit the store may be gone already: then the buffer is simply freed.
+        let _ = SPARE.try_with(|s| {
+            let (kept, total) = &mut *s.borrow_mut();
+            while *total + b > MAX_BYTES {
+                let Some((old, _)) = kept.pop_front() else { break };
+                *total -= old;
+            }
+            kept.push_back((b, Box::new(v)));
+            *total += b;
+        });
+    }
+
+    /// An empty `Vec<T>` with room for at least `len` values, if one is kept.
+    pub fn take<T: 'static>(len: usize) -> Option<Vec<T>> {
+        if len * size_of::<T>() < MIN_BYTES {
+            return None;
+        }
+        SPARE
+            .try_with(|s| {
+                let (kept, total) = &mut *s.borrow_mut();
+                let i =
+                    kept.iter().position(|(_, v)| v.downcast_ref::<Vec<T>>().is_some_and(|v| v.capacity() >= len))?;
+                let (b, v) = kept.remove(i)?;
+                *total -= b;
+                v.downcast::<Vec<T>>().ok().map(|v| *v)
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Bytes kept by this thread (for tests).
+    pub fn kept_bytes() -> usize {
+        SPARE.try_with(|s| s.borrow().1).unwrap_or(0)
+    }
+}
+
+/// Per-task state kept only from a task's first store until [`LiveTable::remove`] (its exit):
+/// the values sit in a few slots that exited tasks hand on, and each task id costs only a
+/// 4-byte slot number. A run of 100,000 tasks of which a few dozen live at once then touches
+/// 400 KB instead of a [`PerTask`] row per task (tens of bytes each, megabytes in all, grown
+/// and page-faulted afresh by every run); and the slots, few, stay in cache.
+#[derive(Debug, Clone)]
+pub struct LiveTable<T: Copy + Default> {
+    /// Per task id: its slot + 1 (0 = none).
+    slot_of: PerTask<u32>,
+    slots: Vec<T>,
+    /// Slots handed back, reused last-in first-out (the most recently touched first).
+    free: Vec<u32>,
+}
+
+impl<T: Copy + Default> Default for LiveTable<T> {
+    fn default() -> Self {
+        LiveTable { slot_of: PerTask::default(), slots: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T: Copy + Default> LiveTable<T> {
+    #[inline]
+    fn slot(&self, t: TaskId) -> Option<usize> {
+        match self.slot_of.get_ref(t) {
+            Some(&s) if s != 0 => Some(s as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// The value of `t`, if it has one.
+    #[inline]
+    pub fn get(&self, t: TaskId) -> Option<&T> {
+        self.slot(t).map(|s| &self.slots[s])
+    }
+
+    /// The value of `t`, if it has one.
+    #[inline]
+    pub fn get_mut(&mut self, t: TaskId) -> Option<&mut T> {
+        self.slot(t).map(|s| &mut self.slots[s])
+    }
+
+    /// The value of `t`, made `T::default()` first if it has none.
+    #[inline]
+    pub fn entry(&mut self, t: TaskId) -> &mut T {
+        let s = match self.slot(t) {
+            Some(s) => s,
+            None => self.insert(t),
+        };
+        &mut self.slots[s]
+    }
+
+    fn insert(&mut self, t: TaskId) -> usize {
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = T::default();
+                s as usize
+            }
+            None => {
+                self.slots.push(T::default());
+                self.slots.len() - 1
+            }
+        };
+        *self.slot_of.get_mut(t) = s as u32 + 1;
+        s
+    }
+
+    /// Forget `t`: its value is `T::default()` again, its slot goes to the next new task.
+    #[inline]
+    pub fn remove(&mut self, t: TaskId) {
+        if let Some(s) = self.slot(t) {
+            *self.slot_of.get_mut(t) = 0;
+            self.free.push(s as u32);
+        }
     }
 }
 
@@ -163,7 +326,7 @@ impl Fifo {
 /// lazy deletion (a removed or re-keyed task leaves a stale heap entry that `pop` skips), which
 /// is cheaper than a balanced tree for the pop-min / push pattern of a scheduler.
 #[derive(Debug, Clone)]
-pub struct KeyQueue<K: Ord + Copy + Default> {
+pub struct KeyQueue<K: Ord + Copy + Default + 'static> {
     heap: BinaryHeap<Reverse<(K, i64, TaskId)>>,
     entry: PerTask<Option<(K, i64)>>,
     len: usize,
@@ -173,7 +336,7 @@ pub struct KeyQueue<K: Ord + Copy + Default> {
     pub affinity: Affinity,
 }
 
-impl<K: Ord + Copy + Default> Default for KeyQueue<K> {
+impl<K: Ord + Copy + Default + 'static> Default for KeyQueue<K> {
     fn default() -> Self {
         KeyQueue {
             heap: BinaryHeap::new(),
@@ -187,7 +350,7 @@ impl<K: Ord + Copy + Default> Default for KeyQueue<K> {
     }
 }
 
-impl<K: Ord + Copy + Default> KeyQueue<K> {
+impl<K: Ord + Copy + Default + 'static> KeyQueue<K> {
     /// Queue `t` behind every task with the same key.
     pub fn push(&mut self, t: &TaskView, key: K) {
         self.back += 1;
@@ -385,6 +548,39 @@ mod tests {
         assert_eq!(q.pop(0), None);
         assert_eq!(q.pop(1), Some((4, 0)));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_large_dropped_table_lends_its_buffer_to_the_next_one_of_its_type() {
+        let n = spare::MIN_BYTES / size_of::<u64>() * 2;
+        let mut a = PerTask::<u64>::default();
+        a.set(n - 1, 7);
+        let before = spare::kept_bytes();
+        drop(a);
+        assert!(spare::kept_bytes() >= before + n * size_of::<u64>(), "kept");
+        // Another type does not take it; the next u64 table does, and starts empty.
+        assert!(spare::take::<i64>(n).is_none());
+        let mut b = PerTask::<u64>::default();
+        b.set(n - 1, 1);
+        assert_eq!((b.get(0), b.get(n - 2), b.get(n - 1)), (0, 0, 1));
+        assert_eq!(spare::kept_bytes(), before);
+        // Small tables are not kept.
+        let mut c = PerTask::<u8>::default();
+        c.set(10, 1);
+        drop(c);
+        assert_eq!(spare::kept_bytes(), before);
+    }
+
+    #[test]
+    fn live_table_rows_go_back_to_default_and_their_slots_are_reused() {
+        let mut t = LiveTable::<(u32, u64)>::default();
+        *t.entry(5) = (1, 2);
+        *t.entry(900) = (3, 4);
+        assert_eq!((t.get(5), t.get(6), t.get(900)), (Some(&(1, 2)), None, Some(&(3, 4))));
+        t.remove(5);
+        assert_eq!(t.get(5), None);
+        assert_eq!(*t.entry(7), (0, 0), "a new row starts from the default");
+        assert_eq!(t.slots.len(), 2, "task 7 took task 5's slot");
     }
 
     #[test]

@@ -796,7 +796,16 @@ impl FairRq {
     /// `pick_next_entity()` for `cpu`: pick; a delayed pick finishes its dequeue and the pick
     /// is repeated; the chosen entity becomes the CPU's current one (`set_next_entity()`), with
     /// a fresh slice protection unless it is the current one picked again.
+    #[inline]
     pub fn pick(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
+        let t = self.pick_task(cpu, now)?;
+        Some(Pick { task: t, slice: Some(self.slice_of(t)) })
+    }
+
+    /// [`FairRq::pick`] but for the slice. Out of line, it returns its answer in registers: the
+    /// whole `Option<Pick>` goes through memory, and reading it back as one wide load right
+    /// after the narrower stores that wrote it stalls (a failed store-to-load forward).
+    pub fn pick_task(&mut self, cpu: CpuId, now: Time) -> Option<TaskId> {
         self.update_running(now);
         self.block_stopped(now);
         if cpu >= self.held.len() {
@@ -842,7 +851,7 @@ impl FairRq {
             if Some(t) != curr {
                 self.set_protect_slice(t);
             }
-            return Some(Pick { task: t, slice: Some(self.slice_of(t)) });
+            return Some(t);
         }
     }
 
@@ -860,6 +869,7 @@ impl FairRq {
     /// vruntime reaches the deadline, or the end of its protection while others wait. A task
     /// kept past its protection is looked at again at every tick (task_tick_fair); without a
     /// tick, it runs to its deadline, as if slice ends were exact (HRTICK).
+    #[inline]
     fn slice_of(&self, t: TaskId) -> Dur {
         let e = *self.e(t);
         let others = self.nr_queued > 1;

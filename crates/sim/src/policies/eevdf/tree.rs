@@ -276,9 +276,9 @@ struct Entry {
 }
 
 /// Run queues are mostly short: up to [`Timeline::BIG`] entities the timeline is a sorted
-/// array (a pick scans it from the earliest deadline to the first eligible entity; new
-/// deadlines, mostly the latest, are placed by a scan from the back), which costs a few dozen
-/// instructions; beyond that it
+/// array (a pick scans it from the earliest deadline to the first eligible entity; an entry is
+/// placed by moving its neighbours one step at a time until it fits, as insertion sort does),
+/// which costs a few dozen instructions; beyond that it
 /// becomes the [`Tree`] (O(log n) for everything), and back to the array below
 /// [`Timeline::SMALL`]. Both keep the same order, so a pick does not depend on the form.
 #[derive(Debug, Clone, Default)]
@@ -312,10 +312,23 @@ impl Timeline {
         }
     }
 
-    /// Where an entity with `deadline` goes: behind every entity with a deadline not later.
+    /// Put `e` at index `at` of the array, whose entry there is free (a copy of a neighbour or
+    /// the one going out), then move it past its neighbours until it stands behind every entry
+    /// with a deadline not later than its own and before every later one. On these short arrays
+    /// this one pass beats a binary search followed by a block move: most entries go near
+    /// where they start (a new deadline is mostly the latest, so it starts at the back).
     #[inline]
-    fn slot(&self, deadline: i64) -> usize {
-        self.small.partition_point(|e| e.deadline <= deadline)
+    fn settle(&mut self, mut at: usize, e: Entry) {
+        let a = &mut self.small[..];
+        while at + 1 < a.len() && a[at + 1].deadline <= e.deadline {
+            a[at] = a[at + 1];
+            at += 1;
+        }
+        while at > 0 && a[at - 1].deadline > e.deadline {
+            a[at] = a[at - 1];
+            at -= 1;
+        }
+        a[at] = e;
     }
 
     #[inline]
@@ -334,8 +347,9 @@ impl Timeline {
             return;
         }
         debug_assert!(!self.contains(t), "task {t} is already in the timeline");
-        let at = self.slot(deadline);
-        self.small.insert(at, Entry { deadline, vruntime, task: t as u32 });
+        let e = Entry { deadline, vruntime, task: t as u32 };
+        self.small.push(e);
+        self.settle(self.small.len() - 1, e);
         self.mark(t, true);
         if self.small.len() > Self::BIG {
             self.grow();
@@ -401,15 +415,7 @@ impl Timeline {
         }
         debug_assert!(!self.contains(t), "task {t} is already in the timeline");
         let i = self.index(out);
-        let q = self.slot(deadline);
-        let e = Entry { deadline, vruntime, task: t as u32 };
-        if i < q {
-            self.small.copy_within(i + 1..q, i);
-            self.small[q - 1] = e;
-        } else {
-            self.small.copy_within(q..i, q + 1);
-            self.small[q] = e;
-        }
+        self.settle(i, Entry { deadline, vruntime, task: t as u32 });
         self.in_small[out] = false;
         self.mark(t, true);
     }

@@ -64,29 +64,21 @@ pub mod score;
 pub mod tdq;
 #[cfg(test)]
 mod tests;
+mod thread;
 
-use super::common::{Affinity, PerTask};
+use super::common::{Affinity, LiveTable};
 use super::spec::{ms, Params, SpecError};
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
 use score::{History, PctCpu, HZ, PRI_MAX_INTERACT, PRI_MIN_BATCH, PRI_MIN_IDLE, PRI_MIN_KERN};
 use score::{PRI_MAX_IDLE, PRI_MIN_ITHD, PRI_MIN_REALTIME, PRI_MIN_TIMESHARE, SCHED_TICK_SHIFT};
-use tdq::{How, Runq, Tdq};
+use tdq::{How, Tdq};
+use thread::{Class, Thread};
 
 /// `SCHED_SLICE_MIN_DIVISOR`.
 const SLICE_MIN_DIVISOR: u32 = 6;
 /// `steal_thresh`: least load of a CPU another may steal from.
 const STEAL_THRESH: usize = 2;
 const NS_PER_HZ_TICK: u64 = 1_000_000_000 / HZ as u64;
-
-/// Priority class (`td_pri_class`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Class {
-    Ithd,
-    Realtime,
-    #[default]
-    Timeshare,
-    Idle,
-}
 
 /// The FreeBSD ULE policy. See the module documentation.
 #[derive(Debug, Clone)]
@@ -100,25 +92,9 @@ pub struct FreeBsdUle {
     /// `tickincr`: hz ticks << 10 per stathz tick.
     tickincr: u32,
     tdqs: Vec<Tdq>,
-    class: PerTask<Class>,
-    nice: PerTask<i32>,
-    base: PerTask<i32>,
-    hist: PerTask<History>,
-    pct: PerTask<PctCpu>,
-    /// `ts_slice`: stathz ticks of the current slice used.
-    ts_slice: PerTask<u32>,
-    /// `td_slptick`: the hz tick it went to sleep at.
-    slptick: PerTask<Option<i64>>,
-    /// `ts_cpu`: the CPU whose queue it is on, or last ran from.
-    cpu: PerTask<usize>,
-    /// Where it is queued.
-    at: PerTask<Option<(Runq, usize)>>,
-    /// `td_priority`: what it is queued or running at.
-    pri: PerTask<i32>,
+    /// Every thread from its first enqueue here to its exit.
+    td: LiveTable<Thread>,
     affinity: Affinity,
-    /// Tasks this instance has set up. A host with a queue per CPU may hand it a task first
-    /// seen by another instance: it starts afresh here (no history, a fork's first slice).
-    known: PerTask<bool>,
 }
 
 impl FreeBsdUle {
@@ -141,18 +117,8 @@ impl FreeBsdUle {
             interact: interact.clamp(1, 100),
             tickincr: (((HZ as u64) << SCHED_TICK_SHIFT) / stathz).max(1) as u32,
             tdqs: vec![Tdq::default()],
-            class: PerTask::default(),
-            nice: PerTask::default(),
-            base: PerTask::default(),
-            hist: PerTask::default(),
-            pct: PerTask::default(),
-            ts_slice: PerTask::default(),
-            slptick: PerTask::default(),
-            cpu: PerTask::default(),
-            at: PerTask::default(),
-            pri: PerTask::default(),
+            td: LiveTable::default(),
             affinity: Affinity::default(),
-            known: PerTask::default(),
         }
     }
 
@@ -197,19 +163,35 @@ impl FreeBsdUle {
         s.max(1)
     }
 
-    /// `td_priority` of `t` now, from its class (and, timeshare, `sched_priority`).
-    fn priority(&self, t: TaskId, view_prio: i32) -> i32 {
-        let own = match self.class.get(t) {
+    /// The state of `t` (the default for a thread not seen).
+    #[inline]
+    fn th(&self, t: TaskId) -> Thread {
+        self.td.get(t).copied().unwrap_or_default()
+    }
+
+    /// `td_priority` of `t`.
+    #[inline]
+    fn pri(&self, t: TaskId) -> i32 {
+        self.td.get(t).map_or(0, |th| th.pri)
+    }
+
+    /// `ts_cpu` of `t`.
+    #[inline]
+    fn cpu_of(&self, t: TaskId) -> usize {
+        self.td.get(t).map_or(0, |th| th.cpu)
+    }
+
+    /// `td_priority` of thread `th` now, from its class (and, timeshare, `sched_priority`).
+    fn priority(&self, th: &Thread, view_prio: i32) -> i32 {
+        let own = match th.class {
             Class::Ithd => (PRI_MIN_ITHD + view_prio).clamp(PRI_MIN_ITHD, PRI_MIN_REALTIME - 1),
             Class::Realtime => (PRI_MIN_REALTIME + view_prio).clamp(PRI_MIN_REALTIME, PRI_MIN_KERN - 1),
             Class::Idle => (PRI_MIN_IDLE + view_prio).clamp(PRI_MIN_IDLE, PRI_MAX_IDLE),
-            Class::Timeshare => {
-                score::user_priority(&self.hist.get(t), &self.pct.get(t), self.nice.get(t), self.interact)
-            }
+            Class::Timeshare => score::user_priority(&th.hist, &th.pct, th.nice, self.interact),
         };
-        if view_prio < self.base.get(t) {
+        if view_prio < th.base {
             // Lent a better priority (priority inheritance).
-            let top = match self.class.get(t) {
+            let top = match th.class {
                 Class::Ithd => PRI_MIN_ITHD,
                 Class::Realtime => PRI_MIN_REALTIME,
                 _ => PRI_MIN_TIMESHARE,
@@ -223,7 +205,7 @@ impl FreeBsdUle {
     fn lowpri(&self, c: usize) -> i32 {
         let q = &self.tdqs[c];
         let run = q.running.iter().map(|r| r.1).min().unwrap_or(PRI_MAX_IDLE);
-        q.choose().map_or(run, |(t, _, _)| run.min(self.pri.get(t)))
+        q.choose().map_or(run, |(t, _, _)| run.min(self.pri(t)))
     }
 
     /// `sched_pickcpu`, without cache topology: see the module documentation.
@@ -232,7 +214,7 @@ impl FreeBsdUle {
         if n == 1 {
             return 0;
         }
-        let last = self.cpu.get(t).min(n - 1);
+        let last = self.cpu_of(t).min(n - 1);
         let ok = |c: usize| self.affinity.allowed(t, c);
         if ok(last) && self.lowpri(last) >= PRI_MIN_IDLE {
             return last;
@@ -264,9 +246,11 @@ impl FreeBsdUle {
             // tdq_move: sched_rem there, tdq_add(SRQ_YIELDING) here.
             self.tdqs[s].remove(t, (rq, slot));
             self.tdqs[c].clock_to(k);
-            let at = self.tdqs[c].add(t, self.pri.get(t), How::Normal);
-            self.at.set(t, Some(at));
-            self.cpu.set(t, c);
+            let pri = self.pri(t);
+            let at = self.tdqs[c].add(t, pri, How::Normal);
+            let th = self.td.entry(t);
+            th.at = Some(at);
+            th.cpu = c;
             return;
         }
     }
@@ -281,12 +265,12 @@ impl FreeBsdUle {
 
     /// The interactivity history of `t` (for tests and reports).
     pub fn history(&self, t: TaskId) -> History {
-        self.hist.get(t)
+        self.th(t).hist
     }
 
     /// The priority `t` was last queued or picked at.
     pub fn td_priority(&self, t: TaskId) -> i32 {
-        self.pri.get(t)
+        self.pri(t)
     }
 }
 
@@ -304,10 +288,8 @@ impl Policy for FreeBsdUle {
         let t = task.id;
         let hz_now = Self::hz_ticks(now);
         self.affinity.note(task);
-        let first = why == EnqueueReason::New || !self.known.get(t);
-        if first {
-            self.known.set(t, true);
-        }
+        let th = self.td.entry(t);
+        let first = why == EnqueueReason::New || !th.known;
         match why {
             _ if first => {
                 let class = match task.class {
@@ -316,51 +298,56 @@ impl Policy for FreeBsdUle {
                     Some("idle") => Class::Idle,
                     _ => Class::Timeshare,
                 };
-                self.class.set(t, class);
-                self.nice.set(t, task.nice.clamp(-20, 20));
-                self.base.set(t, task.priority);
-                self.hist.set(t, History::default().fork());
-                self.pct.set(t, PctCpu::at(hz_now));
-                self.slptick.set(t, None);
-                self.cpu.set(t, task.start_cpu.unwrap_or(0));
+                *th = Thread {
+                    class,
+                    known: true,
+                    nice: task.nice.clamp(-20, 20),
+                    base: task.priority,
+                    hist: History::default().fork(),
+                    pct: PctCpu::at(hz_now),
+                    slptick: None,
+                    cpu: task.start_cpu.unwrap_or(0),
+                    ..*th
+                };
             }
             EnqueueReason::Woken => {
                 // sched_wakeup: count the sleep if a tick passed; a fresh slice.
-                if let Some(s) = self.slptick.get(t) {
+                if let Some(s) = th.slptick {
                     if s != hz_now {
-                        let h = self.hist.get_mut(t);
                         let slept = ((hz_now - s) as u64) << SCHED_TICK_SHIFT;
-                        h.slptime = h.slptime.saturating_add(slept.min(u32::MAX as u64) as u32);
-                        h.update();
-                        self.pct.get_mut(t).update(hz_now, false);
+                        th.hist.slptime = th.hist.slptime.saturating_add(slept.min(u32::MAX as u64) as u32);
+                        th.hist.update();
+                        th.pct.update(hz_now, false);
                     }
                 }
-                self.slptick.set(t, None);
-                self.ts_slice.set(t, 0);
+                th.slptick = None;
+                th.ts_slice = 0;
             }
-            EnqueueReason::SliceExpired => self.ts_slice.set(t, 0),
+            EnqueueReason::SliceExpired => th.ts_slice = 0,
             _ => {}
         }
-        let mut pri = self.priority(t, task.priority);
-        if why == EnqueueReason::Woken && self.class.get(t) == Class::Timeshare {
+        let th = *th;
+        let mut pri = self.priority(&th, task.priority);
+        if why == EnqueueReason::Woken && th.class == Class::Timeshare {
             pri = pri.min(PRI_MIN_BATCH); // static_boost
         }
+        let last = th.cpu.min(self.tdqs.len() - 1);
         let c = match why {
             EnqueueReason::SliceExpired
             | EnqueueReason::Preempted
             | EnqueueReason::Yielded
             | EnqueueReason::Restored
-                if self.affinity.allowed(t, self.cpu.get(t).min(self.tdqs.len() - 1)) =>
+                if self.affinity.allowed(t, last) =>
             {
-                self.cpu.get(t).min(self.tdqs.len() - 1)
+                last
             }
             _ => self.pickcpu(t, pri, task.waker_cpu),
         };
-        if first {
-            // sched_fork_thread: the first slice is only sched_slice_min.
+        // sched_fork_thread: the first slice is only sched_slice_min.
+        let fork_slice = first.then(|| {
             let s = self.tdq_slice(self.tdqs[c].load());
-            self.ts_slice.set(t, s - self.slice_min.min(s));
-        }
+            s - self.slice_min.min(s)
+        });
         let how = match why {
             EnqueueReason::Preempted => How::Preempted,
             EnqueueReason::Restored => How::Borrowing,
@@ -369,15 +356,20 @@ impl Policy for FreeBsdUle {
         let k = self.stat_ticks(now);
         self.tdqs[c].clock_to(k);
         let at = self.tdqs[c].add(t, pri, how);
-        self.at.set(t, Some(at));
-        self.pri.set(t, pri);
-        self.cpu.set(t, c);
+        let th = self.td.entry(t);
+        if let Some(s) = fork_slice {
+            th.ts_slice = s;
+        }
+        th.at = Some(at);
+        th.pri = pri;
+        th.cpu = c;
     }
 
     fn dequeue(&mut self, task: TaskId) {
-        if let Some(at) = self.at.get(task) {
-            self.tdqs[self.cpu.get(task)].remove(task, at);
-            self.at.set(task, None);
+        if let Some(th) = self.td.get_mut(task) {
+            if let Some(at) = th.at.take() {
+                self.tdqs[th.cpu].remove(task, at);
+            }
         }
     }
 
@@ -390,52 +382,54 @@ impl Policy for FreeBsdUle {
         }
         let (t, rq, slot) = self.tdqs[c].choose()?;
         self.tdqs[c].remove(t, (rq, slot));
-        self.at.set(t, None);
-        self.tdqs[c].running.push((t, self.pri.get(t)));
-        self.cpu.set(t, c);
-        self.pct.get_mut(t).update(Self::hz_ticks(now), false);
+        let th = self.td.entry(t);
+        th.at = None;
+        th.cpu = c;
+        th.pct.update(Self::hz_ticks(now), false);
+        let (pri, used) = (th.pri, th.ts_slice);
+        self.tdqs[c].running.push((t, pri));
         let others = self.tdqs[c].load() - 1;
-        let left = self.tdq_slice(others).saturating_sub(self.ts_slice.get(t)).max(1);
+        let left = self.tdq_slice(others).saturating_sub(used).max(1);
         let end = self.stat_tick_time(k + left as u64);
         Some(Pick { task: t, slice: Some(end - now) })
     }
 
     fn charge(&mut self, task: TaskId, ran: Dur, now: Time) {
-        let c = self.cpu.get(task);
+        let c = self.cpu_of(task);
         let others = self.tdqs[c].load().saturating_sub(1);
         let full = self.tdq_slice(others);
         self.tdqs[c].running.retain(|r| r.0 != task);
         // sched_clock at every stathz tick that found it running.
         let (k0, k1) = (self.stat_ticks(now.saturating_sub(ran)), self.stat_ticks(now));
+        let tickincr = self.tickincr;
         for k in k0 + 1..=k1 {
             let at = Self::hz_ticks(self.stat_tick_time(k));
-            self.pct.get_mut(task).update(at, true);
-            if self.class.get(task) == Class::Timeshare {
-                let h = self.hist.get_mut(task);
-                h.runtime = h.runtime.saturating_add(self.tickincr);
-                h.update();
+            let th = self.td.entry(task);
+            th.pct.update(at, true);
+            if th.class == Class::Timeshare {
+                th.hist.runtime = th.hist.runtime.saturating_add(tickincr);
+                th.hist.update();
             }
-            let s = self.ts_slice.get_mut(task);
-            *s += 1;
-            if *s >= full {
-                *s = 0;
+            th.ts_slice += 1;
+            if th.ts_slice >= full {
+                th.ts_slice = 0;
             }
         }
         // sched_switch.
-        self.pct.get_mut(task).update(Self::hz_ticks(now), true);
+        self.td.entry(task).pct.update(Self::hz_ticks(now), true);
     }
 
     fn blocked(&mut self, task: TaskId, now: Time) {
-        self.slptick.set(task, Some(Self::hz_ticks(now))); // sched_sleep
+        self.td.entry(task).slptick = Some(Self::hz_ticks(now)); // sched_sleep
     }
 
     fn preempts(&self, woken: TaskId, running: TaskId, _now: Time) -> bool {
-        Self::should_preempt(self.pri.get(woken), self.pri.get(running))
+        Self::should_preempt(self.pri(woken), self.pri(running))
     }
 
     fn prio_changed(&mut self, task: &TaskView, _now: Time) {
-        let pri = self.priority(task.id, task.priority);
-        self.pri.set(task.id, pri);
+        let pri = self.priority(&self.th(task.id), task.priority);
+        self.td.entry(task.id).pri = pri;
         for q in &mut self.tdqs {
             for r in q.running.iter_mut().filter(|r| r.0 == task.id) {
                 r.1 = pri;
@@ -443,9 +437,10 @@ impl Policy for FreeBsdUle {
         }
     }
 
+    /// The thread leaves: off its queue, and its state is forgotten.
     fn task_exit(&mut self, task: TaskId) {
         self.dequeue(task);
-        self.slptick.set(task, None);
+        self.td.remove(task);
     }
 
     fn queued(&self) -> usize {
@@ -453,7 +448,7 @@ impl Policy for FreeBsdUle {
     }
 
     fn placed_on(&self, task: TaskId) -> Option<CpuId> {
-        (self.tdqs.len() > 1).then(|| self.cpu.get(task))
+        (self.tdqs.len() > 1).then(|| self.cpu_of(task))
     }
 
     /// With a queue per CPU a CPU can idle while another's queue holds a thread it may run: the

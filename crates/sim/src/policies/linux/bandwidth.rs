@@ -62,9 +62,23 @@ impl RtBandwidth {
     }
 
     /// Apply every period boundary up to `now` (`do_sched_rt_period_timer()`).
+    #[inline]
     fn catch_up(&mut self, now: Time) {
+        if self.next_boundary() <= now {
+            self.catch_up_from(now);
+        }
+    }
+
+    /// The next boundary to apply.
+    #[inline]
+    fn next_boundary(&self) -> Time {
+        self.last_boundary.map_or(self.phase, |b| b + self.period)
+    }
+
+    #[cold]
+    fn catch_up_from(&mut self, now: Time) {
         loop {
-            let next = self.last_boundary.map_or(self.phase, |b| b + self.period);
+            let next = self.next_boundary();
             if next > now {
                 return;
             }
@@ -104,10 +118,12 @@ impl RtBandwidth {
     }
 
     /// Bring the accounts up to `now` (a timer).
+    #[inline]
     pub fn update(&mut self, now: Time) {
         self.catch_up(now);
     }
 
+    #[inline]
     pub fn throttled(&self, c: CpuId) -> bool {
         self.cpus.get(c).is_some_and(|cpu| cpu.throttled)
     }
@@ -136,6 +152,7 @@ impl RtBandwidth {
 
     /// The next period boundary that changes something: one is due while any CPU is
     /// throttled, runs an RT task or has RT time to pay back.
+    #[inline]
     pub fn next_change(&self, now: Time) -> Option<Time> {
         let busy = self.cpus.iter().any(|c| c.throttled || c.since.is_some() || c.rt_time > 0);
         busy.then(|| self.boundary_after(now))

@@ -75,6 +75,7 @@ impl CpuRq {
     }
 
     /// The server's account of the idle time up to `now` (`dl_server_update_idle_time()`).
+    #[inline]
     fn account_idle(&mut self, p: &LinuxParams, now: Time) {
         if let Some(since) = self.idle_since.take() {
             if p.fair_server {
@@ -85,6 +86,7 @@ impl CpuRq {
 
     /// `enqueue_task_fair()`'s part for the server: the first fair task here starts it (after
     /// the idle time up to now is accounted, the CPU idling on if nothing is picked).
+    #[inline]
     pub fn fair_arrives(&mut self, p: &LinuxParams, now: Time) {
         if !p.fair_server || self.fair.nr_queued() > 0 {
             return;
@@ -97,11 +99,13 @@ impl CpuRq {
     }
 
     /// Is this CPU's RT queue throttled?
+    #[inline]
     pub fn rt_throttled(&self, p: &LinuxParams, bw: &RtBandwidth) -> bool {
         p.rt_throttle && bw.throttled(self.cpu)
     }
 
     /// Fair tasks run above RT ones here (the fair server is queued).
+    #[inline]
     pub fn serving(&self, p: &LinuxParams) -> bool {
         p.fair_server && self.server.serving()
     }
@@ -109,6 +113,7 @@ impl CpuRq {
     /// `pick_next_task()`: deadline tasks, the fair server while it is queued (fair tasks, for
     /// its runtime at most; with none to run it stops), real-time tasks unless throttled (for
     /// what is left of their budget at most), fair tasks; else the CPU idles.
+    #[inline(always)]
     pub fn pick(&mut self, p: &LinuxParams, bw: &mut RtBandwidth, now: Time) -> Option<(Pick, Class)> {
         let cpu = self.cpu;
         self.account_idle(p, now);
@@ -150,6 +155,7 @@ impl CpuRq {
     }
 
     /// `update_curr()` of the class of `t`, which stops running here after `ran`.
+    #[inline]
     pub fn charge(&mut self, t: TaskId, class: Class, ran: Dur, p: &LinuxParams, bw: &mut RtBandwidth, now: Time) {
         match class {
             Class::Deadline => {
@@ -177,6 +183,7 @@ impl CpuRq {
     /// The fair server, once queued, is a deadline entity: a fair wakee that started it
     /// displaces an RT task, and an RT wakee does not displace a fair task it serves; an RT
     /// wakee waits while its queue is throttled.
+    #[inline]
     pub fn preempts(
         &self,
         (woken, wc): (TaskId, Class),

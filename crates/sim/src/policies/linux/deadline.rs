@@ -89,6 +89,7 @@ impl DeadlineRq {
     }
 
     /// Tasks waiting (ready or throttled).
+    #[inline]
     pub fn queued(&self) -> usize {
         self.queued
     }
@@ -291,7 +292,11 @@ impl DeadlineRq {
     }
 
     /// The next replenishment.
+    #[inline]
     pub fn next_timer(&self) -> Option<Time> {
+        if self.throttled.is_empty() {
+            return None;
+        }
         self.throttled.iter().map(|&t| self.se.get(t).replenish_at).min()
     }
 

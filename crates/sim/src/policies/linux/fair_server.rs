@@ -81,21 +81,25 @@ impl FairServer {
         }
     }
 
+    #[inline]
     pub fn active(&self) -> bool {
         self.mode != Mode::Stopped
     }
 
     /// Fair tasks go before real-time ones now.
+    #[inline]
     pub fn serving(&self) -> bool {
         self.mode == Mode::Serving
     }
 
     /// The runtime left while serving (for the served task's slice).
+    #[inline]
     pub fn left(&self) -> Dur {
         self.runtime.max(0) as Dur
     }
 
     /// The server's timer, if armed.
+    #[inline]
     pub fn next_timer(&self) -> Option<Time> {
         matches!(self.mode, Mode::Waiting | Mode::Spent).then_some(self.timer_at)
     }
@@ -150,6 +154,7 @@ impl FairServer {
     }
 
     /// `dl_server_update()`: a fair task ran `ran` (in the background or served).
+    #[inline]
     pub fn charge(&mut self, ran: Dur, now: Time) {
         if !self.active() || ran == 0 {
             return;
@@ -181,6 +186,7 @@ impl FairServer {
     }
 
     /// `dl_server_update_idle_time()`: the CPU idled for `idle`.
+    #[inline]
     pub fn idle(&mut self, idle: Dur) {
         if self.runtime < 0 {
             return;

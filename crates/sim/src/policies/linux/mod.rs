@@ -251,6 +251,7 @@ impl Linux {
         }
     }
 
+    #[inline(always)]
     fn enqueue_on(&mut self, i: usize, task: &TaskView, why: EnqueueReason, now: Time) {
         let rq = &mut self.rqs[i];
         match self.class.get(task.id) {
@@ -293,6 +294,7 @@ impl Policy for Linux {
         }
     }
 
+    #[inline]
     fn enqueue(&mut self, task: &TaskView, why: EnqueueReason, now: Time) {
         self.now = now;
         if why == EnqueueReason::New {
@@ -329,6 +331,7 @@ impl Policy for Linux {
         }
     }
 
+    #[inline]
     fn pick_next(&mut self, cpu: CpuId, now: Time) -> Option<Pick> {
         self.now = now;
         let i = self.rq_index(cpu);
@@ -337,10 +340,17 @@ impl Policy for Linux {
         } else {
             self.pull_rt(i, now);
         }
-        let mut picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
-        if picked.is_none() && self.smp.is_some() && self.idle_balance(i, now) {
-            picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
-        }
+        // Pick; a CPU that finds nothing pulls work (newidle balance) and picks once more. One
+        // call site, so that the pick is compiled into this function: its answer then stays in
+        // registers instead of going through memory.
+        let mut balanced = false;
+        let picked = loop {
+            let picked = self.rqs[i].pick(&self.params, &mut self.bw, now);
+            if picked.is_some() || balanced || self.smp.is_none() || !self.idle_balance(i, now) {
+                break picked;
+            }
+            balanced = true;
+        };
         let rq = &mut self.rqs[i];
         rq.scheduling = false;
         rq.curr = picked.map(|(p, class)| (p.task, class));
@@ -352,12 +362,12 @@ impl Policy for Linux {
                 // set_next_task_rt/dl(): what waits behind it goes where it can run.
                 self.push_rt(i, now);
             }
-        } else {
-            self.task_cpu.set(pick.task, cpu);
         }
+        // With one CPU (no `smp`) nothing reads `task_cpu`: `rq_of` is queue 0 for every task.
         Some(pick)
     }
 
+    #[inline]
     fn charge(&mut self, task: TaskId, ran: Dur, now: Time) {
         self.now = now;
         let i = self.rq_of(task);
@@ -373,6 +383,7 @@ impl Policy for Linux {
         }
     }
 
+    #[inline]
     fn preempts(&self, woken: TaskId, running: TaskId, now: Time) -> bool {
         let i = self.rq_of(running);
         if self.smp.is_some() && self.rq_of(woken) != i {
@@ -436,20 +447,25 @@ impl Policy for Linux {
         true
     }
 
+    #[inline(always)]
     fn next_timer(&self) -> Option<Time> {
-        let mut next = self.rqs.iter().filter_map(|rq| rq.dl.next_timer()).min();
+        // Asked after every event: plain loops and one running minimum.
+        let earlier = |next: Option<Time>, t: Option<Time>| match (next, t) {
+            (Some(n), Some(t)) => Some(n.min(t)),
+            (n, t) => n.or(t),
+        };
+        let mut next = None;
+        for rq in &self.rqs {
+            next = earlier(next, rq.dl.next_timer());
+            if self.params.fair_server {
+                next = earlier(next, rq.server.next_timer());
+            }
+        }
         if self.params.rt_throttle {
-            if let Some(t) = self.bw.next_change(self.now) {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
+            next = earlier(next, self.bw.next_change(self.now));
         }
-        if self.params.fair_server {
-            for t in self.rqs.iter().filter_map(|rq| rq.server.next_timer()) {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
-        }
-        if let Some(t) = self.smp.as_ref().and_then(|_| self.balance_timer()) {
-            next = Some(next.map_or(t, |n| n.min(t)));
+        if self.smp.is_some() {
+            next = earlier(next, self.balance_timer());
         }
         next
     }

@@ -41,6 +41,7 @@ impl RtRq {
         RtRq { rr_timeslice: rr_timeslice.max(1), se: PerTask::default(), q: KeyQueue::default() }
     }
 
+    #[inline]
     pub fn queued(&self) -> usize {
         self.q.len()
     }
