@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 static MACHINE: Mutex<()> = Mutex::new(());
@@ -49,13 +49,18 @@ fn live_ready(what: &str) -> bool {
     true
 }
 
+/// The machine to this test alone and a scratch directory, when the live tests can run here
+/// (otherwise the test is skipped, or fails on CI).
+fn live_setup(what: &str) -> Option<(MutexGuard<'static, ()>, tempfile::TempDir)> {
+    if !live_ready(what) {
+        return None;
+    }
+    Some((MACHINE.lock().unwrap_or_else(|e| e.into_inner()), tempfile::tempdir().unwrap()))
+}
+
 #[test]
 fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
-    if !live_ready("recording a live workload") {
-        return;
-    }
-    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_machine, dir)) = live_setup("recording a live workload") else { return };
     let w = dir.path().join("w.json");
     ok(
         schedlab()
@@ -207,11 +212,7 @@ fn wait_gone(pid: i32) -> bool {
 
 #[test]
 fn the_tracefs_instance_goes_away_on_every_exit_path() {
-    if !live_ready("recording under signals") {
-        return;
-    }
-    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_machine, dir)) = live_setup("recording under signals") else { return };
     for (sig, number) in [("-INT", 2), ("-TERM", 15)] {
         let (mut c, instance, hog) = start_recording(dir.path());
         std::thread::sleep(Duration::from_millis(300));
@@ -245,15 +246,11 @@ fn the_tracefs_instance_goes_away_on_every_exit_path() {
 
 #[test]
 fn validate_sets_the_kernels_load_tracking_beside_the_models() {
-    if !live_ready("validating a two-CPU case") {
-        return;
-    }
     let two = schedlab_os::affinity::online_cpus() >= 2;
     if !schedlab_os::test_gate::require("validating a two-CPU case", two, "needs two CPUs") {
         return;
     }
-    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_machine, dir)) = live_setup("validating a two-CPU case") else { return };
     let out = schedlab()
         .args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json", "--out"])
         .arg(dir.path())
@@ -291,11 +288,7 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
 
 #[test]
 fn a_recording_keeps_the_kernels_count_of_each_threads_cpu_time() {
-    if !live_ready("recording a hog") {
-        return;
-    }
-    let _m = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_machine, dir)) = live_setup("recording a hog") else { return };
     let doc: Value = serde_json::from_str(&ok(
         schedlab()
             .args(["trace", "record", "--cpus", "1", "--for", "1s", "--json", "--out"])

@@ -756,10 +756,11 @@ impl Timeline {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn sw(ts: u64, cpu: usize, prev: Pid, state: &str, next: Pid) -> String {
+    /// A tracefs `sched_switch` line at `1.<ts µs>` s (for the tests of this crate).
+    pub(crate) fn sw(ts: u64, cpu: usize, prev: Pid, state: &str, next: Pid) -> String {
         format!(
             "p{prev}-{prev} [{cpu:03}] d..2. 1.{ts:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
              prev_state={state} ==> next_comm=p{next} next_pid={next} next_prio=120"

@@ -71,15 +71,9 @@ impl Timeline {
 
 #[cfg(test)]
 mod tests {
+    use crate::timeline::tests::sw;
     use crate::timeline::Timeline;
     use std::collections::BTreeMap;
-
-    fn sw(us: u64, cpu: usize, prev: u32, state: &str, next: u32) -> String {
-        format!(
-            "p{prev}-{prev} [{cpu:03}] d..2. 1.{us:06}: sched_switch: prev_comm=p{prev} prev_pid={prev} prev_prio=120 \
-             prev_state={state} ==> next_comm=p{next} next_pid={next} next_prio=120"
-        )
-    }
 
     #[test]
     fn lost_ends_shrink_to_the_kernels_cpu_time_within_their_windows() {
