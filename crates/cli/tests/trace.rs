@@ -49,6 +49,12 @@ fn live_ready(what: &str) -> bool {
     true
 }
 
+/// Run `cmd` with `--out out` after its arguments, require success and read its stdout as JSON.
+fn json_of(cmd: &mut Command, out: &Path, what: &str) -> Value {
+    let stdout = ok(cmd.arg("--out").arg(out).output().unwrap(), what);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"))
+}
+
 /// The machine to this test alone and a scratch directory, when the live tests can run here
 /// (otherwise the test is skipped, or fails on CI).
 fn live_setup(what: &str) -> Option<(MutexGuard<'static, ()>, tempfile::TempDir)> {
@@ -81,24 +87,20 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
         "sim run --generate",
     );
     let original: Value = serde_json::from_str(&std::fs::read_to_string(&w).unwrap()).unwrap();
-    let doc: Value = serde_json::from_str(&ok(
+    let doc = json_of(
         schedlab()
             // CPU 0: some VMs (this project's CI host among them) lose switches out of idle, all
             // of CPU 1's and a few of CPU 0's; a run without its switch-in counts from its wake-up.
             .args(["trace", "record", "--cpus", "0", "--for", "20s", "--json", "--workload"])
-            .arg(&w)
-            .arg("--out")
-            .arg(dir.path())
-            .output()
-            .unwrap(),
+            .arg(&w),
+        dir.path(),
         "trace record --workload",
-    ))
-    .unwrap();
+    );
     let pids: Vec<String> =
         doc["results"]["tasks"].as_array().unwrap().iter().map(|t| t["pid"].as_i64().unwrap().to_string()).collect();
     let rec = run_dir(dir.path(), "trace-record");
     let back = dir.path().join("back.json");
-    let report: Value = serde_json::from_str(&ok(
+    let report = json_of(
         schedlab()
             .args(["trace", "import", "--start-at-exec", "--json"])
             .arg(rec.join("trace.txt"))
@@ -109,14 +111,10 @@ fn a_generated_workload_goes_live_and_comes_back_with_its_cpu_totals() {
             .arg("--workload-out")
             .arg(&back)
             .arg("--trace-out")
-            .arg(dir.path().join("back.trace.json"))
-            .arg("--out")
-            .arg(dir.path())
-            .output()
-            .unwrap(),
+            .arg(dir.path().join("back.trace.json")),
+        dir.path(),
         "trace import",
-    ))
-    .unwrap();
+    );
     // This VM loses some sched_switch events (every switch out of idle on CPU 1, the switches
     // out of some host tasks on CPU 0); the importer repairs such a run over the window the lost
     // switch lies in and says how wide it is: each task's CPU time is known to ± that.
@@ -251,12 +249,11 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
         return;
     }
     let Some((_machine, dir)) = live_setup("validating a two-CPU case") else { return };
-    let out = schedlab()
-        .args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_str(&ok(out, "validate")).expect("JSON");
+    let doc = json_of(
+        schedlab().args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json"]),
+        dir.path(),
+        "validate",
+    );
     let runs = doc["results"]["runs"].as_array().expect("runs");
     let models = runs[0]["models"].as_array().expect("models");
     let linux = models.iter().find(|m| m["label"] == "linux").expect("the linux model");
@@ -310,18 +307,14 @@ fn a_recording_keeps_the_kernels_count_of_each_threads_cpu_time() {
     let kernel_ms = meta["cpu_times"]["ns"][root.to_string()].as_f64().expect("the hog's CPU time") / 1e6;
     assert!(kernel_ms > 0.8 * window_ms && kernel_ms <= window_ms, "{kernel_ms:.1} ms of a {window_ms:.1} ms window");
     let rec = run_dir(dir.path(), "trace-record");
-    let report: Value = serde_json::from_str(&ok(
+    let report = json_of(
         schedlab()
             .args(["trace", "import", "--json", "--pid", &root.to_string(), "--meta"])
             .arg(rec.join("meta.json"))
-            .arg(rec.join("trace.txt"))
-            .arg("--out")
-            .arg(dir.path())
-            .output()
-            .unwrap(),
+            .arg(rec.join("trace.txt")),
+        dir.path(),
         "trace import",
-    ))
-    .unwrap();
+    );
     let traced_ms = report["results"]["report"]["tasks"][0]["cpu_ns"].as_f64().unwrap() / 1e6;
     assert!(
         (kernel_ms - traced_ms).abs() <= 0.05 * kernel_ms + 10.0,
