@@ -12,6 +12,7 @@
 
 use schedlab_os::sched_signals::SchedSignals;
 use schedlab_report::section::Table;
+use schedlab_report::stats::percentile;
 use schedlab_sim::policies::linux::smp::signals::SignalLog;
 use schedlab_trace::{Pid, Timeline};
 use serde::Serialize;
@@ -53,19 +54,6 @@ pub struct Pairing<'a> {
     pub names: &'a BTreeMap<Pid, String>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Times a task's runs in `[from, to)` change CPU.
 pub fn moves(tl: &Timeline, pid: Pid, (from, to): (u64, u64)) -> usize {
     let Some(t) = tl.tasks.get(&pid) else { return 0 };
@@ -100,7 +88,8 @@ pub fn compare(
             continue;
         }
         let samples = lv[0].len();
-        let signals = |[l, r, u]: [Vec<f64>; 3]| Signals { load: median(l), runnable: median(r), util: median(u) };
+        let median = |v: &[f64]| percentile(v, 50.0);
+        let signals = |[l, r, u]: [Vec<f64>; 3]| Signals { load: median(&l), runnable: median(&r), util: median(&u) };
         let kernel_migrations = match (in_window.first(), in_window.last()) {
             (Some(a), Some(b)) => b.1.nr_migrations.saturating_sub(a.1.nr_migrations),
             _ => 0,
