@@ -42,7 +42,12 @@ impl<T: Clone + Default + 'static> PerTask<T> {
     #[inline]
     pub fn get_mut(&mut self, t: TaskId) -> &mut T {
         if t >= self.0.len() {
-            self.grow(t);
+            // The next id within the capacity, as in most runs (ids come in order): no call.
+            if t == self.0.len() && t < self.0.capacity() {
+                self.0.push(T::default());
+            } else {
+                self.grow(t);
+            }
         }
         &mut self.0[t]
     }
