@@ -96,7 +96,7 @@ impl Experiment for TaskmanExperiment {
             Scale::Quick => 45.0,
             Scale::Default => 170.0,
             // The traversal dominates: scale the default's time by repetitions × passes
-            // (100 × 4,000 against 10 × 200: 200×, about 9 h 27 min).
+            // (100 × 4,000 against 10 × 200: 200×, about 9 h 26 min).
             Scale::Full => {
                 let (full, default) = (
                     super::bench::BenchParams::for_scale(scale, 2),
