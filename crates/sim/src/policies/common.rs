@@ -53,9 +53,11 @@ impl<T: Clone + Default + 'static> PerTask<T> {
     }
 
     /// Reach `t`. The capacity grows geometrically (hosts number tasks 0, 1, 2, … so growing
-    /// it to `t + 1` each time would call into the allocator once per new task), but only the
-    /// entries up to `t` are written: a large buffer's untouched tail stays out of resident
-    /// memory (10 million tasks would otherwise touch up to 16.7 million entries).
+    /// it to `t + 1` each time would call into the allocator once per new task), but entries are
+    /// written only up to `t` and at most [`AHEAD`](Self::AHEAD) beyond the old length: a large
+    /// buffer's untouched tail stays out of resident memory (10 million tasks would otherwise
+    /// touch up to 16.7 million entries), and a policy that reaches ids out of order (srtf
+    /// picks the shortest, not the oldest) does not come here for every new highest id.
     #[cold]
     fn grow(&mut self, t: TaskId) {
         if t >= self.0.capacity() {
@@ -67,8 +69,12 @@ impl<T: Clone + Default + 'static> PerTask<T> {
                 self.0.reserve_exact(cap - self.0.len());
             }
         }
-        self.0.resize(t + 1, T::default());
+        let len = (t + 1).max(self.0.len() + Self::AHEAD).min(self.0.capacity()).max(t + 1);
+        self.0.resize(len, T::default());
     }
+
+    /// Entries written ahead of the id reached when the table grows.
+    const AHEAD: usize = 256;
 }
 
 /// Buffers of dropped [`PerTask`] tables, kept per thread for the next table of the same type.
@@ -585,12 +591,22 @@ mod tests {
         let mut t = PerTask::<u64>::default();
         for id in 0..100 {
             t.set(id, id as u64);
-            // Capacity grows by doubling; the written length is the id reached.
-            assert_eq!(t.0.len(), id + 1);
+            // Capacity grows by doubling; the written length is the capacity while it is small.
+            assert_eq!(t.0.len(), t.0.capacity().min(id + PerTask::<u64>::AHEAD).max(id + 1));
         }
         assert!(t.0.capacity() < 200, "capacity {}", t.0.capacity());
         t.set(1000, 5);
-        assert_eq!((t.0.len(), t.get(999), t.get(1000), t.get(5000)), (1001, 0, 5, 0));
+        assert_eq!((t.get(999), t.get(1000), t.get(5000)), (0, 5, 0));
+        // A large table is written up to the id reached and at most AHEAD beyond its old length.
+        let far = 1 << 20;
+        t.set(far, 1);
+        assert_eq!(t.0.len(), far + 1);
+        assert!(t.0.capacity() >= 2 * 1001);
+        t.set(far + 1, 2);
+        assert_eq!(t.0.len(), far + 1 + PerTask::<u64>::AHEAD, "AHEAD beyond the old length");
+        t.set(far + 10, 3);
+        assert_eq!(t.0.len(), far + 1 + PerTask::<u64>::AHEAD, "within what was written: no growth");
+        assert_eq!((t.get(far), t.get(far + 1), t.get(far + 10)), (1, 2, 3));
     }
 
     #[test]
