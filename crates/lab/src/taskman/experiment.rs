@@ -102,7 +102,8 @@ impl Experiment for TaskmanExperiment {
                     super::bench::BenchParams::for_scale(scale, 2),
                     super::bench::BenchParams::for_scale(Scale::Default, 2),
                 );
-                170.0 * (full.reps as f64 * full.steps as f64) / (default.reps as f64 * default.steps as f64)
+                self.estimate_s(Scale::Default) * (full.reps as f64 * full.steps as f64)
+                    / (default.reps as f64 * default.steps as f64)
             }
         }
     }
