@@ -173,9 +173,9 @@ fn unsupported_events_are_refused_naming_event_and_task() {
     assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("worker"), "barrier"));
     assert!(e.to_string().contains("barrier"), "{e}");
     // Inside a phase the key path names the phase too; numbered events match by prefix.
-    let e = refused(r#"{"tasks": {"w": {"loop": 1, "phases": {"p": {"run": 10, "lock0": "m", "unlock0": "m"}}}}}"#);
-    assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("w"), "phases.p.lock0"));
-    assert!(e.message.contains("\"lock\""), "{e}");
+    let e = refused(r#"{"tasks": {"w": {"loop": 1, "phases": {"p": {"run": 10, "barrier0": "b"}}}}}"#);
+    assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("w"), "phases.p.barrier0"));
+    assert!(e.message.contains("\"barrier\""), "{e}");
     for (key, value) in [
         ("iorun", "10"),
         ("wait", r#"{"ref": "c", "mutex": "m"}"#),
@@ -321,12 +321,6 @@ fn export_refuses_what_rt_app_cannot_express() {
     assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("t"), "bursts[0]"));
     assert!(e.message.contains("not a whole number of µs") && e.message.contains("refused rather than rounded"), "{e}");
     assert_eq!(refuse(TaskSpec { arrival: 1, ..base.clone() }).key, "arrival");
-    let e = refuse({
-        let mut t = base.clone();
-        t.locks = vec![LockUse { name: "m".into(), burst: 0 }];
-        t
-    });
-    assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("t"), "locks"));
     assert_eq!(refuse(TaskSpec { weight: 3, ..base.clone() }).key, "weight");
     assert_eq!(
         refuse({
@@ -360,4 +354,76 @@ fn export_refuses_what_rt_app_cannot_express() {
     let back = import(&export(&w).unwrap()).unwrap();
     assert_eq!(back.tasks[0].bursts, w.tasks[0].bursts);
     assert_eq!(back.tasks[0].arrival, 7 * US);
+}
+
+#[test]
+fn mutexes_become_locks_held_over_whole_cpu_bursts() {
+    let text = r#"{
+        "resources": {"m": {"type": "mutex"}},
+        "tasks": {
+            "a": {"loop": 3, "lock": "m", "run": 2000, "unlock": "m", "sleep": 3000},
+            "b": {"loop": 2, "phases": {"p": {"sleep": 500, "lock0": "m", "lock1": "n", "run": 4000,
+                                               "unlock1": "n", "unlock0": "m"}}},
+            "c": {"loop": 4, "lock": "m", "run": 1000, "unlock": "m", "timer": {"ref": "unique", "period": 10000}}
+        }
+    }"#;
+    let w = import(text).unwrap();
+    let lock = |name: &str, burst| LockUse { name: name.into(), burst };
+    // a: 3 × (locked run 2 ms, sleep 3 ms), the last sleep dropped (it only delays the exit): each
+    // of the three CPU bursts holds m.
+    let a = &w.tasks[0];
+    assert_eq!(a.bursts, vec![2 * MS, 3 * MS, 2 * MS, 3 * MS, 2 * MS]);
+    assert_eq!(a.locks, vec![lock("m", 0), lock("m", 1), lock("m", 2)]);
+    // b: the first sleep is its arrival; then 4 ms under m and n (taken in that order), 0.5 ms
+    // asleep, 4 ms under both again.
+    let b = &w.tasks[1];
+    assert_eq!((b.arrival, b.bursts.clone()), (500 * US, vec![4 * MS, 500 * US, 4 * MS]));
+    assert_eq!(b.locks, vec![lock("m", 0), lock("n", 0), lock("m", 1), lock("n", 1)]);
+    // c: a periodic job of 1 ms under m, every 10 ms, 4 jobs (the lock is per job: burst 0).
+    let c = &w.tasks[2];
+    assert_eq!((c.bursts.clone(), c.period, c.jobs), (vec![MS], Some(10 * MS), 4));
+    assert_eq!(c.locks, vec![lock("m", 0)]);
+
+    // Export writes the mutexes back around their runs, and the import of that is the same.
+    let out = export(&w).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["global"]["pi_enabled"], true, "{out}");
+    assert_eq!((v["tasks"]["c"]["lock"].clone(), v["tasks"]["c"]["unlock"].clone()), ("m".into(), "m".into()));
+    assert_eq!(import(&out).unwrap(), w, "{out}");
+    assert_eq!(import(&export(&import(&out).unwrap()).unwrap()).unwrap(), w);
+
+    // The lock excludes: two instances each running 10 ms under m on two CPUs finish at 10 and
+    // 20 ms; without the mutex both finish at 10 ms.
+    let pair = |body: &str| import(&format!(r#"{{"tasks": {{"x": {{"instance": 2, "loop": 1, {body}}}}}}}"#)).unwrap();
+    let finishes = |w: &Workload| {
+        let r = simulate(w, by_spec("fcfs").unwrap().as_mut(), &SimConfig { cpus: 2, ..SimConfig::default() });
+        r.tasks.iter().map(|t| t.finish.unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(finishes(&pair(r#""lock": "m", "run": 10000, "unlock": "m""#)), vec![10 * MS, 20 * MS]);
+    assert_eq!(finishes(&pair(r#""run": 10000"#)), vec![10 * MS, 10 * MS]);
+}
+
+#[test]
+fn mutexes_that_do_not_cover_one_whole_cpu_burst_are_refused_by_key() {
+    for (body, key, words) in [
+        (r#""run0": 10, "lock": "m", "run1": 10, "unlock": "m""#, "lock", "middle of a CPU burst"),
+        (r#""lock": "m", "run": 10, "sleep": 10, "unlock": "m""#, "sleep", "sleep while mutex \"m\" is held"),
+        (r#""lock": "m", "run0": 10, "unlock": "m", "run1": 10"#, "run1", "right after an unlock"),
+        (r#""unlock": "m", "run": 10"#, "unlock", "does not hold"),
+        (r#""lock": "m", "unlock": "m", "run": 10"#, "lock", "held over no run"),
+        (r#""lock": "m", "run": 10"#, "lock", "never unlocked"),
+        (r#""lock0": "m", "lock1": "m", "run": 10, "unlock": "m""#, "lock1", "already held"),
+        (r#""lock": 5, "run": 10"#, "lock", "must be a string"),
+        (r#""lock": "", "run": 10"#, "lock", "needs a name"),
+    ] {
+        let e = refused(&format!(r#"{{"tasks": {{"w": {{"loop": 1, {body}}}}}}}"#));
+        assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("w"), key), "{body}: {e}");
+        assert!(e.message.contains(words), "{body}: {e}");
+    }
+    // Across loops: the run that ends one round and the locked run of the next would be one burst.
+    let e = refused(r#"{"tasks": {"w": {"loop": 2, "lock": "m", "run0": 10, "unlock": "m", "sleep": 5, "run1": 10}}}"#);
+    assert_eq!(e.key, "lock");
+    // Only mutexes are taken from the legacy resources section.
+    let e = refused(r#"{"resources": {"b": {"type": "barrier"}}, "tasks": {"w": {"loop": 1, "run": 10}}}"#);
+    assert_eq!((e.task, e.key.as_str()), (None, "resources.b.type"));
 }

@@ -15,9 +15,6 @@ pub(super) fn to_us(t: &TaskSpec, field: &str, ns: Dur) -> Result<Node, RtAppErr
 /// Refuses what rt-app cannot express.
 pub(super) fn check_exportable(t: &TaskSpec) -> Result<(), RtAppError> {
     let refuse = |field: &str, why: &str| Err(RtAppError::new(Some(&t.name), field, why));
-    if !t.locks.is_empty() {
-        return refuse("locks", "locks are not mapped onto rt-app mutexes");
-    }
     if !t.wakes.is_empty() || !t.until_woken.is_empty() {
         let field = if t.wakes.is_empty() { "until_woken" } else { "wakes" };
         return refuse(field, "wake-ups between tasks are not mapped onto rt-app events");
@@ -87,20 +84,43 @@ pub(super) fn sched_entries(t: &TaskSpec) -> Result<Vec<(&'static str, Node)>, R
     Ok(out)
 }
 
-/// Run/sleep events for bursts (CPU first), plus an optional timer; keys are numbered when a
-/// kind repeats (rt-app matches `run0`, `run1` as runs).
+/// The names of the locks held over each burst of `t` (in the order taken; none over a sleep).
+pub(super) fn locks_by_burst(t: &TaskSpec) -> Vec<Vec<&str>> {
+    let mut by = vec![Vec::new(); t.bursts.len()];
+    for l in &t.locks {
+        by[2 * l.burst].push(l.name.as_str());
+    }
+    by
+}
+
+/// Run/sleep events for bursts (CPU first), each run inside the `lock`s and `unlock`s of the
+/// mutexes held over it, plus an optional timer; keys are numbered when a kind repeats (rt-app
+/// matches `run0`, `run1` as runs).
 pub(super) fn event_entries(
     t: &TaskSpec,
     bursts: &[(usize, Dur)],
     timer: Option<Dur>,
 ) -> Result<Vec<(String, Node)>, RtAppError> {
-    let runs = bursts.len().div_ceil(2);
-    let sleeps = bursts.len() / 2;
-    let mut out = Vec::new();
+    let locks = locks_by_burst(t);
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut totals: HashMap<&str, usize> = HashMap::new();
+    let mut events: Vec<(&str, Node)> = Vec::new();
     for (i, &(k, d)) in bursts.iter().enumerate() {
-        let (kind, n, total) = if i % 2 == 0 { ("run", i / 2, runs) } else { ("sleep", i / 2, sleeps) };
-        let key = if total > 1 { format!("{kind}{n}") } else { kind.to_string() };
-        out.push((key, to_us(t, &format!("bursts[{k}]"), d)?));
+        let kind = if i % 2 == 0 { "run" } else { "sleep" };
+        let held = &locks[k];
+        events.extend(held.iter().map(|&m| ("lock", Node::Str(m.into()))));
+        events.push((kind, to_us(t, &format!("bursts[{k}]"), d)?));
+        events.extend(held.iter().rev().map(|&m| ("unlock", Node::Str(m.into()))));
+    }
+    for (kind, _) in &events {
+        *totals.entry(kind).or_default() += 1;
+    }
+    let mut out = Vec::new();
+    for (kind, node) in events {
+        let n = counts.entry(kind).or_default();
+        let key = if totals[kind] > 1 { format!("{kind}{n}") } else { kind.to_string() };
+        *n += 1;
+        out.push((key, node));
     }
     if let Some(p) = timer {
         let timer = Node::obj(vec![("ref", Node::Str("unique".into())), ("period", to_us(t, "period", p)?)]);
@@ -109,15 +129,18 @@ pub(super) fn event_entries(
     Ok(out)
 }
 
-/// Bursts grouped into phases: runs of equal (CPU, blocked) pairs, then the last CPU burst.
-/// Each group is (loop count, [(burst index, length)]).
-pub(super) fn burst_groups(bursts: &[Dur]) -> Vec<(u64, Vec<(usize, Dur)>)> {
+/// Bursts grouped into phases: runs of equal (CPU, blocked) pairs, locks included, then the
+/// last CPU burst. Each group is (loop count, [(burst index, length)]).
+pub(super) fn burst_groups(bursts: &[Dur], locks: &[Vec<&str>]) -> Vec<(u64, Vec<(usize, Dur)>)> {
     let last = bursts.len() - 1;
     let mut groups: Vec<(u64, Vec<(usize, Dur)>)> = Vec::new();
+    let same = |a: &[(usize, Dur)], b: &[(usize, Dur)]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.1 == y.1 && locks[x.0] == locks[y.0])
+    };
     for k in (0..last).step_by(2) {
         let pair = vec![(k, bursts[k]), (k + 1, bursts[k + 1])];
         match groups.last_mut() {
-            Some((n, body)) if body.iter().map(|b| b.1).eq(pair.iter().map(|b| b.1)) => *n += 1,
+            Some((n, body)) if same(body, &pair) => *n += 1,
             _ => groups.push((1, pair)),
         }
     }
@@ -139,7 +162,7 @@ pub(super) fn body_entries(t: &TaskSpec) -> Result<Vec<(String, Node)>, RtAppErr
         out.extend(event_entries(t, &indexed, Some(p))?);
         return Ok(out);
     }
-    let groups = burst_groups(&t.bursts);
+    let groups = burst_groups(&t.bursts, &locks_by_burst(t));
     if let [(n, body)] = groups.as_slice() {
         let mut out = vec![("loop".to_string(), Node::Int(*n as i64))];
         out.extend(event_entries(t, body, None)?);
@@ -197,11 +220,16 @@ pub fn export(w: &Workload) -> Result<String, RtAppError> {
         tasks.push((key, task_object(&w.tasks[i], n)?));
         i += n;
     }
-    let global = Node::obj(vec![
+    let mut global = vec![
         ("duration", Node::Int(-1)),
         ("calibration", Node::Str("CPU0".into())),
         ("default_policy", Node::Str("SCHED_OTHER".into())),
-    ]);
+    ];
+    if w.tasks.iter().any(|t| !t.locks.is_empty()) {
+        // schedlab's runs inherit priorities through locks unless told not to; rt-app's do not.
+        global.push(("pi_enabled", Node::Bool(true)));
+    }
+    let global = Node::obj(global);
     let root = Node::obj(vec![("tasks", Node::Obj(tasks)), ("global", global)]);
     Ok(serde_json::to_string_pretty(&root).expect("an rt-app document serializes") + "\n")
 }

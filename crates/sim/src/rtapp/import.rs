@@ -1,7 +1,8 @@
 //! rt-app threads mapped onto schedlab tasks: periodic jobs, unrolled bodies, instances.
 
+use super::lock_spans::LockSpans;
 use super::*;
-use crate::workload::RareFields;
+use crate::workload::{LockUse, RareFields};
 
 /// A body's events with zero-length ones dropped and adjacent runs (sleeps) merged.
 pub(super) fn normalized(events: &[(String, Event)]) -> Vec<(&str, Event)> {
@@ -16,10 +17,12 @@ pub(super) fn normalized(events: &[(String, Event)]) -> Vec<(&str, Event)> {
     out
 }
 
-/// A periodic job: a body of runs and sleeps starting with a run, then one timer.
+/// A periodic job: a body of runs and sleeps starting with a run (locks around whole runs), then
+/// one timer.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Job {
     pub(super) bursts: Vec<Dur>,
+    pub(super) locks: Vec<LockUse>,
     pub(super) timer: Timer,
 }
 
@@ -36,20 +39,18 @@ pub(super) fn job_of(t: &Thread, phase: &Phase) -> Result<Job, RtAppError> {
     if timers.len() > 1 {
         return Err(t.at(&key).err(format!("{} timers in one body: {shape}", timers.len())));
     }
-    let bursts: Vec<Dur> = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::Cpu(d) | Event::Sleep(d) => Some(*d),
-            Event::Timer(_) => None,
-        })
-        .collect();
-    let ok = matches!(events.last(), Some((_, Event::Timer(_))))
-        && matches!(events.first(), Some((_, Event::Cpu(_))))
-        && bursts.len() % 2 == 1;
-    let Some((_, Event::Timer(timer))) = events.last().filter(|_| ok) else {
+    let Some(((_, Event::Timer(timer)), body)) = events.split_last() else {
         return Err(t.at(&key).err(shape));
     };
-    Ok(Job { bursts, timer: timer.clone() })
+    let mut s = Stream::new(0, None);
+    for (k, e) in body {
+        s.push(t, &phase.path, k, e)?;
+    }
+    let (lead, bursts, locks) = s.finish(t)?;
+    if lead > 0 || bursts.len() % 2 == 0 {
+        return Err(t.at(&key).err(shape));
+    }
+    Ok(Job { bursts, locks, timer: timer.clone() })
 }
 
 /// How many periodic jobs run: the loop count, cut to the releases before `global.duration`.
@@ -85,7 +86,7 @@ pub(super) fn periodic_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
             }
         }
     }
-    let Job { bursts, timer } = job.expect("a thread has at least one phase");
+    let Job { bursts, locks, timer } = job.expect("a thread has at least one phase");
     let (timer_key, _) = t.timers().next().expect("a periodic thread has a timer");
     let length: Dur = bursts.iter().sum();
     if length > timer.period {
@@ -101,35 +102,60 @@ pub(super) fn periodic_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
     }
     let jobs = job_count(t, timer.period, duration)?;
     let mut spec = base_spec(t);
-    (spec.bursts, spec.period, spec.jobs) = (bursts, Some(timer.period), jobs);
+    (spec.bursts, spec.locks, spec.period, spec.jobs) = (bursts, locks, Some(timer.period), jobs);
     Ok(spec)
 }
 
 /// Bursts built along rt-app's nominal clock: events start in turn, none after the duration.
 pub(super) struct Stream {
-    pub(super) now: Time,
-    pub(super) end: Option<Time>,
+    now: Time,
+    end: Option<Time>,
     /// Sleep before the first run (it delays the arrival).
-    pub(super) lead: Dur,
-    pub(super) bursts: Vec<Dur>,
-    pub(super) events: u64,
+    lead: Dur,
+    bursts: Vec<Dur>,
+    events: u64,
+    locks: LockSpans,
+    /// `global.duration` came before the body ended.
+    cut: bool,
 }
 
 impl Stream {
-    /// Adds one event; false once `global.duration` has passed (rt-app starts no more events).
-    pub(super) fn push(&mut self, t: &Thread, event: &Event) -> Result<bool, RtAppError> {
+    /// A burst list whose first event starts at `start`; none starts at or after `end`.
+    pub(super) fn new(start: Time, end: Option<Time>) -> Self {
+        Stream { now: start, end, lead: 0, bursts: Vec::new(), events: 0, locks: LockSpans::default(), cut: false }
+    }
+
+    /// Adds one event (`path` and `key` name it in errors); false once `global.duration` has
+    /// passed (rt-app starts no more events).
+    pub(super) fn push(&mut self, t: &Thread, path: &str, key: &str, event: &Event) -> Result<bool, RtAppError> {
+        let key = || format!("{path}{key}");
         if self.end.is_some_and(|end| self.now >= end) {
+            self.cut = true;
             return Ok(false);
         }
         self.events += 1;
         if self.events > MAX_EVENTS {
             return Err(t.at("loop").err(format!("the task unrolls to more than {MAX_EVENTS} events")));
         }
+        let in_cpu_burst = self.bursts.len() % 2 == 1;
         let (cpu, d) = match event {
             Event::Cpu(d) => (true, *d),
             Event::Sleep(d) => (false, *d),
-            Event::Timer(_) => unreachable!("bodies with a timer are periodic"),
+            Event::Lock(name) => {
+                self.locks.lock(t, &key(), name, self.bursts.len(), in_cpu_burst)?;
+                return Ok(true);
+            }
+            Event::Unlock(name) => {
+                self.locks.unlock(t, &key(), name, self.bursts.len())?;
+                return Ok(true);
+            }
+            Event::Timer(_) => unreachable!("a timer ends a periodic body and is not pushed"),
         };
+        match (cpu, d) {
+            (_, 0) => {}
+            (true, _) => self.locks.before_run(t, &key, in_cpu_burst)?,
+            (false, _) => self.locks.before_sleep(t, &key)?,
+        }
         self.now = self.now.saturating_add(d);
         match (self.bursts.len(), d) {
             (_, 0) => {}
@@ -139,6 +165,12 @@ impl Stream {
         }
         Ok(true)
     }
+
+    /// The lead sleep, the bursts and the locks over them.
+    pub(super) fn finish(self, t: &Thread) -> Result<(Dur, Vec<Dur>, Vec<LockUse>), RtAppError> {
+        let locks = self.locks.finish(t, self.bursts.len(), self.cut)?;
+        Ok((self.lead, self.bursts, locks))
+    }
 }
 
 /// A task without a timer: its loops and phases unrolled into one burst list.
@@ -146,27 +178,28 @@ pub(super) fn unrolled_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
     if t.repetitions() == Loop::Forever && duration.is_none() {
         return Err(t.at("loop").err("loop -1 (until the end) needs a positive global.duration"));
     }
-    let mut s = Stream { now: t.delay, end: duration, lead: 0, bursts: Vec::new(), events: 0 };
+    let mut s = Stream::new(t.delay, duration);
     'all: for _ in 0..t.repeat.count() {
         for phase in &t.phases {
             for _ in 0..phase.repeat.count() {
-                for (_, event) in &phase.events {
-                    if !s.push(t, event)? {
+                for (key, event) in &phase.events {
+                    if !s.push(t, &phase.path, key, event)? {
                         break 'all;
                     }
                 }
             }
         }
     }
-    if s.bursts.len().is_multiple_of(2) {
-        s.bursts.pop(); // A final sleep only delays the thread's exit.
+    let (lead, mut bursts, locks) = s.finish(t)?;
+    if bursts.len().is_multiple_of(2) {
+        bursts.pop(); // A final sleep only delays the thread's exit.
     }
-    if s.bursts.is_empty() {
+    if bursts.is_empty() {
         return Err(t.at("run").err("the task runs no CPU time (before global.duration)"));
     }
     let mut spec = base_spec(t);
-    spec.arrival += s.lead;
-    spec.bursts = s.bursts;
+    spec.arrival += lead;
+    (spec.bursts, spec.locks) = (bursts, locks);
     if t.sched.policy == Policy::Deadline {
         spec.period = t.sched.period;
     }

@@ -22,7 +22,10 @@
 //! | SCHED_DEADLINE, `dl-runtime`, `dl-period`, `dl-deadline` | class `deadline`, `runtime`, `period`, `deadline` (rt-app's defaults: period = runtime, deadline = period) |
 //! | `dl-runtime` of a SCHED_OTHER/SCHED_IDLE task | `runtime` (its custom slice) |
 //! | `cpus` | `affinity` |
-//! | `global` calibration, logdir, log_basename, log_size, ftrace, gnuplot, pi_enabled, lock_pages, io_device, mem_buffer_size, cumulative_slack | accepted and ignored: they do not change the schedule |
+//! | `lock` M … `unlock` M around the runs of one whole CPU burst | `locks`: M held over that burst (rt-app creates a mutex on first use; nested mutexes over the same burst are taken in the order locked) |
+//! | `resources` entries of `"type": "mutex"` | accepted: `lock` creates them anyway |
+//! | `global` calibration, logdir, log_basename, log_size, ftrace, gnuplot, lock_pages, io_device, mem_buffer_size, cumulative_slack | accepted and ignored: they do not change the schedule |
+//! | `global.pi_enabled` | accepted and ignored: priority inheritance is a run option in schedlab (`sim run` inherits unless `--no-inherit`, rt-app's default `false`) |
 //!
 //! Event keys match by prefix as in rt-app (`run0`, `sleep1`, `timer_a` are a run, a sleep, a
 //! timer); a key given twice in one object is refused (json-c would keep one of them).
@@ -30,14 +33,16 @@
 //! # What is refused
 //!
 //! Every key or event not listed above is refused with an [`RtAppError`] naming the task and
-//! the key, never dropped: `mem`, `iorun`, `lock`/`unlock` (not mapped onto `locks`), `wait`,
-//! `signal`, `broad`, `sync`, `barrier`, `suspend`, `resume`, `yield`, `fork`; per-phase
+//! the key, never dropped: `mem`, `iorun`, `wait`, `signal`, `broad`, `sync`, `barrier`,
+//! `suspend`, `resume`, `yield`, `fork`; a mutex that does not cover exactly one whole CPU
+//! burst (locked after a run of the same burst, a sleep or a further run while held, held over
+//! no run, unlocked without being held, never unlocked before the body ends); per-phase
 //! `policy`/`priority`/`dl-*`/`cpus`; `util_min`/`util_max`, `taskgroup`, `nodes_membind`; the
 //! legacy task keys `period`/`deadline`, and a task-level `runtime` event without `dl-runtime`
-//! (rt-app reads it as the legacy dl-runtime as well); events beside `phases`; a non-empty
-//! `resources` section; unknown keys. A timer is mapped only in the shape above: one timer,
-//! last in the body, after a run, every phase with the same body and timer, the body no longer
-//! than the period, the timer's `ref` not shared with another thread, and for SCHED_DEADLINE
+//! (rt-app reads it as the legacy dl-runtime as well); events beside `phases`; a `resources`
+//! entry that is not a mutex; unknown keys. A timer is mapped only in the shape above: one
+//! timer, last in the body, after a run, every phase with the same body and timer (locks
+//! included), the body no longer than the period, the timer's `ref` not shared with another thread, and for SCHED_DEADLINE
 //! the timer period equal to `dl-period` (schedlab has one period per task); any other timer is
 //! refused by name. `loop: -1` without a positive `global.duration` is refused, as are loop
 //! counts of 0 or below -1.
@@ -53,12 +58,14 @@
 //! # Writing rt-app ([`export`])
 //!
 //! One rt-app task per task, or one task with `instance` N for `name-0` … `name-(N-1)` that are
-//! alike but for their names; times in µs. A periodic task (a `period`, except a SCHED_DEADLINE
-//! one of one job, whose period is only its reservation's) is `loop` = `jobs` over its job's runs
-//! and sleeps and a timer; another task's bursts become runs and sleeps, a phase per run of equal
-//! (CPU, blocked) pairs and a last phase with the last CPU burst. `global` has `duration: -1`.
+//! alike but for their names; times in µs. A lock becomes `lock` … `unlock` around its burst's
+//! run, and a document with locks sets `global.pi_enabled` (schedlab's runs inherit by
+//! default). A periodic task (a `period`, except a SCHED_DEADLINE one of one job, whose period
+//! is only its reservation's) is `loop` = `jobs` over its job's runs and sleeps and a timer;
+//! another task's bursts become runs and sleeps, a phase per run of equal (CPU, blocked) pairs
+//! (locks included) and a last phase with the last CPU burst. `global` has `duration: -1`.
 //! Refused, by task and field: times that are not whole µs (never rounded) or beyond rt-app's
-//! 32-bit µs; zero-length blocked intervals; `locks`, `wakes`, `until_woken`, `runtime_reads`,
+//! 32-bit µs; zero-length blocked intervals; `wakes`, `until_woken`, `runtime_reads`,
 //! `start_cpu`; a weight other than 1; a `priority` outside SCHED_FIFO/SCHED_RR; a `nice` outside
 //! SCHED_OTHER; a `deadline` outside SCHED_DEADLINE; a job longer than its period; classes rt-app
 //! has no policy for (`batch`, numbered queues, …). The workload's `cpus` is not written (rt-app
@@ -75,6 +82,7 @@ use std::fmt;
 mod export;
 mod import;
 mod json;
+mod lock_spans;
 mod model;
 #[cfg(test)]
 mod tests;

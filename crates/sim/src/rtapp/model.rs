@@ -68,6 +68,9 @@ pub(super) enum Event {
     Cpu(Dur),
     Sleep(Dur),
     Timer(Timer),
+    /// `lock` / `unlock` of a named mutex.
+    Lock(String),
+    Unlock(String),
 }
 
 /// One phase: a body of events run `repeat` times.
@@ -134,7 +137,6 @@ pub(super) fn event_name(key: &str) -> Option<&'static str> {
 pub(super) fn why_not(event: &str) -> &'static str {
     match event {
         "mem" | "iorun" => "memory and I/O load are not modelled",
-        "lock" | "unlock" => "rt-app mutexes are not mapped onto schedlab locks",
         "wait" | "signal" | "broad" | "sync" => "condition variables are not modelled",
         "barrier" => "barriers are not modelled",
         "suspend" | "resume" => "suspend/resume between threads is not mapped",
@@ -166,8 +168,19 @@ pub(super) fn parse_event(key: &str, value: &Node, at: At) -> Result<Event, RtAp
         Some("run" | "runtime") => Ok(Event::Cpu(micros(value, at)?)),
         Some("sleep") => Ok(Event::Sleep(micros(value, at)?)),
         Some("timer") => parse_timer(value, at),
+        Some("lock") => Ok(Event::Lock(mutex_name(value, at)?)),
+        Some("unlock") => Ok(Event::Unlock(mutex_name(value, at)?)),
         _ => Err(at.err(refusal(key))),
     }
+}
+
+/// The mutex a `lock` or `unlock` names (rt-app creates it on first use).
+fn mutex_name(value: &Node, at: At) -> Result<String, RtAppError> {
+    let name = string(value, at)?;
+    if name.is_empty() {
+        return Err(at.err("a mutex needs a name"));
+    }
+    Ok(name)
 }
 
 pub(super) fn parse_timer(value: &Node, at: At) -> Result<Event, RtAppError> {
@@ -364,14 +377,34 @@ pub(super) fn parse_phases(task: &str, node: &Node, beside: &[(String, Event)]) 
     Ok(phases)
 }
 
+/// rt-app's legacy `resources` section declares mutexes (which `lock` also creates on first
+/// use) and other resources; only mutexes are taken.
+fn check_resources(node: &Node) -> Result<(), RtAppError> {
+    for (name, v) in entries(node, At { task: None, key: "resources" })? {
+        let key = format!("resources.{name}");
+        let at = At { task: None, key: &key };
+        for (k, v) in entries(v, at)? {
+            let key = format!("{key}.{k}");
+            let at = At { task: None, key: &key };
+            match (k.as_str(), string(v, at)?.as_str()) {
+                ("type", "mutex") => {}
+                ("type", other) => {
+                    return Err(at.err(format!("resource type \"{other}\" is not supported (only mutexes are)")))
+                }
+                _ => return Err(at.err("unknown key")),
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn parse_root(root: &Node) -> Result<(Global, Vec<Thread>), RtAppError> {
     let (mut tasks, mut global) = (None, None);
     for (k, v) in entries(root, At { task: None, key: "" })? {
         match k.as_str() {
             "tasks" => tasks = Some(v),
             "global" => global = Some(v),
-            "resources" if matches!(v, Node::Obj(e) if e.is_empty()) => {}
-            "resources" => return Err(RtAppError::new(None, k, "the legacy resources section is not supported")),
+            "resources" => check_resources(v)?,
             _ => return Err(RtAppError::new(None, k, "unknown key")),
         }
     }

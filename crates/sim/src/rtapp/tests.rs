@@ -50,7 +50,7 @@ fn sleeps_merge_lead_and_trail() {
 
 #[test]
 fn burst_groups_are_runs_of_equal_pairs() {
-    let g = burst_groups(&[1, 2, 1, 2, 3, 4, 5]);
+    let g = burst_groups(&[1, 2, 1, 2, 3, 4, 5], &vec![Vec::new(); 7]);
     let lens: Vec<(u64, Vec<Dur>)> = g.into_iter().map(|(n, b)| (n, b.into_iter().map(|x| x.1).collect())).collect();
     assert_eq!(lens, vec![(2, vec![1, 2]), (1, vec![3, 4]), (1, vec![5])]);
 }

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 ///
 /// The input's format is recognised (schedlab JSON, YAML by extension or first character,
 /// rt-app JSON by its `tasks` object). What one format cannot express is refused by name,
-/// never dropped: rt-app's memory, I/O and lock events have no schedlab model; schedlab's locks
-/// and wake-ups between tasks have no rt-app form.
+/// never dropped: rt-app's memory, I/O, condition-variable and barrier events have no schedlab
+/// model, and its mutexes map onto schedlab's locks only where one is held over a whole CPU
+/// burst; schedlab's wake-ups between tasks have no rt-app form.
 ///
 /// Examples:
 ///   schedlab sim convert --workload w.json --to rtapp -o w.rtapp.json && rt-app w.rtapp.json
