@@ -142,6 +142,13 @@ pub trait Policy: Send {
         false
     }
 
+    /// How urgent a task waiting for a lock is, lower first: a released lock goes to the waiter
+    /// of lowest rank (first come among equals). The default is the task's priority, lower
+    /// number first, the engine's convention; a policy that reads priorities otherwise says so.
+    fn lock_rank(&self, task: &TaskView) -> i64 {
+        task.priority.into()
+    }
+
     /// False if [`Policy::preempts`] is always false: the host then skips the pre-emption check
     /// on every arrival and wake-up. Keep the default when overriding `preempts`.
     fn may_preempt(&self) -> bool {

@@ -271,3 +271,32 @@ fn load_balancing_evens_the_weights_over_two_cpus() {
         assert_eq!(cpu_of(t), vec![1 - alone[0]], "task {t} shares the other CPU");
     }
 }
+
+#[test]
+fn a_released_lock_goes_to_the_waiter_of_highest_rt_priority() {
+    use schedlab_sim::workload::LockUse;
+    let locked = |mut t: TaskSpec| {
+        t.locks = vec![LockUse { name: "L".into(), burst: 0 }];
+        t
+    };
+    // Three CPUs: the holder (FIFO 50) takes L at 0 for 10 ms; FIFO 10 blocks on it at 1 ms,
+    // FIFO 90 at 2 ms, each on a CPU of its own. A futex wakes by priority, not arrival: at 10 ms
+    // the 90 takes L (done at 11 ms), then the 10 (done at 12 ms).
+    let w = Workload {
+        cpus: Some(3),
+        tasks: vec![
+            locked(class("fifo", 50, TaskSpec::cpu("holder", 0, 10 * MS))),
+            locked(class("fifo", 10, TaskSpec::cpu("low", MS, MS))),
+            locked(class("fifo", 90, TaskSpec::cpu("high", 2 * MS, MS))),
+        ],
+    };
+    for inherit in [true, false] {
+        let r = run(&w, "linux", SimConfig { cpus: 3, priority_inheritance: inherit, ..SimConfig::default() });
+        let finish: Vec<u64> = r.tasks.iter().map(|t| t.finish.unwrap() / MS).collect();
+        assert_eq!(finish, vec![10, 12, 11], "inheritance {inherit}: {:?}", runs(&r));
+    }
+    // Under `prio` a lower number is a higher priority: there the 10 is the more urgent.
+    let r = run(&w, "prio", SimConfig { cpus: 3, ..SimConfig::default() });
+    let finish: Vec<u64> = r.tasks.iter().map(|t| t.finish.unwrap() / MS).collect();
+    assert_eq!(finish, vec![10, 11, 12]);
+}

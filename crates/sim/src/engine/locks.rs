@@ -98,16 +98,15 @@ impl<P: Policy + ?Sized, const LEAN: bool> Engine<'_, '_, P, LEAN> {
         }
         let held = std::mem::take(&mut self.lk().held[t]);
         for l in held {
-            let tasks = &self.tasks;
-            let lk = self.locks.as_mut().expect("the run has locks");
-            let waiters = &mut lk.locks[l].waiters;
-            if waiters.is_empty() {
-                lk.locks[l].holder = None;
+            let lk = self.locks.as_ref().expect("the run has locks");
+            // Best = the policy's lowest lock rank, first come among equals.
+            let best = lk.locks[l].waiters.iter().enumerate().min_by_key(|&(i, &w)| (self.lock_rank(w), i));
+            let Some((pos, _)) = best else {
+                self.lk().locks[l].holder = None;
                 continue;
-            }
-            // Best = highest priority (lowest number), first come among equals.
-            let (pos, _) = waiters.iter().enumerate().min_by_key(|&(i, &w)| (tasks[w].priority, i)).expect("non-empty");
-            let next = waiters.remove(pos);
+            };
+            let lk = self.locks.as_mut().expect("the run has locks");
+            let next = lk.locks[l].waiters.remove(pos);
             lk.locks[l].holder = Some(next);
             lk.held[next].push(l);
             if self.cfg.record_slices {
@@ -122,6 +121,11 @@ impl<P: Policy + ?Sized, const LEAN: bool> Engine<'_, '_, P, LEAN> {
         if self.cfg.priority_inheritance {
             self.refresh_priority(t, 0);
         }
+    }
+
+    /// Where `t` stands among the waiters of a lock (see [`Policy::lock_rank`]).
+    fn lock_rank(&self, t: TaskId) -> i64 {
+        self.queues[self.tasks[t].queue as usize].lock_rank(&self.view(t))
     }
 
     /// Effective priority = best of own base and every waiter of every lock held (transitive).

@@ -87,6 +87,10 @@ impl Policy for Checked {
         self.inner.queued()
     }
 
+    fn lock_rank(&self, task: &TaskView) -> i64 {
+        self.inner.lock_rank(task)
+    }
+
     fn prio_changed(&mut self, task: &TaskView, now: u64) {
         self.expect(task.id, Some(State::Picked), "prio_changed");
         self.inner.prio_changed(task, now);

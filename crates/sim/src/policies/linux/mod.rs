@@ -35,7 +35,8 @@
 //!
 //! Not modelled: the stop class, task groups (autogroup: every task is in one group here),
 //! priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
-//! inheritance ranks priorities the other way, so this policy ignores it), SCHED_DEADLINE's
+//! inheritance ranks priorities the other way, so this policy ignores it: a lock is a plain
+//! futex, handed to its waiters in the kernel's priority order, see `lock_rank`), SCHED_DEADLINE's
 //! bandwidth reclaiming (GRUB, off by default), the fair server's place among deadline tasks
 //! (see [`fair_server`]), `sched_yield()`, NUMA and SMT domains (one domain of all CPUs sharing a
 //! cache), the cost of balancing.
@@ -409,6 +410,17 @@ impl Policy for Linux {
             smp.forget(task);
         }
         self.class.set(task, Class::Fair);
+    }
+
+    /// A futex wakes its waiters in the order of their kernel priority, clamped to that of a
+    /// fair task (`futex_q_init()`, `plist_add()`): deadline tasks (−1), then real-time ones by
+    /// `99 − sched_priority` (so 99 first), then every fair task first come first served (100).
+    fn lock_rank(&self, task: &TaskView) -> i64 {
+        match Class::of(task.class) {
+            Class::Deadline => -1,
+            Class::RealTime => 99 - i64::from(task.priority.clamp(1, 99)),
+            Class::Fair => 100,
+        }
     }
 
     fn queued(&self) -> usize {
