@@ -15,6 +15,9 @@
 //! - `same_task`: time where both timelines run the same pid on that CPU, over the window;
 //!   `both_idle`: time where neither runs a task there. With a pid filter, tasks outside it
 //!   count as idle.
+//! - `same_task_any_cpu`: time where a pid runs in both timelines at once, on whichever CPUs,
+//!   over window × CPUs. Where two symmetric CPUs hold the same mix the other way round,
+//!   `same_task` is near 0 though the schedules agree; this one is not.
 
 use crate::event::Pid;
 use crate::timeline::{Run, TaskTimeline, Timeline};
@@ -91,6 +94,9 @@ pub struct Comparison {
     pub per_cpu: Vec<CpuAgreement>,
     /// Σ same_task_ns / (window × cpus).
     pub same_task: f64,
+    /// Σ over tasks of the time both run it, on any CPU / (window × cpus).
+    #[serde(default)]
+    pub same_task_any_cpu: f64,
     /// Σ both_idle_ns / (window × cpus).
     pub both_idle: f64,
 }
@@ -236,6 +242,15 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
         })
         .collect();
     let total = (window * cpus as u64) as f64;
+    let (mut all_a, mut all_b): (BTreeMap<Pid, Vec<Run>>, BTreeMap<Pid, Vec<Run>>) = Default::default();
+    for cpu in 0..cpus {
+        for (all, tl) in [(&mut all_a, a), (&mut all_b, b)] {
+            for (pid, runs) in runs_on(tl, cpu, start, end, &keep) {
+                all.entry(pid).or_default().extend(runs);
+            }
+        }
+    }
+    let any_cpu_ns: u64 = all_a.iter().filter_map(|(p, r)| all_b.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum();
     Comparison {
         start,
         end,
@@ -243,6 +258,7 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
         cpus,
         tasks,
         same_task: per_cpu.iter().map(|c| c.same_task_ns).sum::<u64>() as f64 / total,
+        same_task_any_cpu: any_cpu_ns as f64 / total,
         both_idle: per_cpu.iter().map(|c| c.both_idle_ns).sum::<u64>() as f64 / total,
         per_cpu,
     }
@@ -281,6 +297,29 @@ mod tests {
         assert_eq!(percentile(&[7], 99.0), Some(7));
         assert_eq!(percentile(&[1, 2, 3], 50.0), Some(2));
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn the_same_mix_on_swapped_cpus_agrees_on_any_cpu_only() {
+        let task = |pid: Pid, runs: &[(usize, u64, u64)]| {
+            let mut t = TaskTimeline::new(pid, "t", 0);
+            t.runs = runs.iter().map(|&(cpu, start, end)| Run { cpu, start, end }).collect();
+            t
+        };
+        // Live: 1 on CPU 0 and 2 on CPU 1 for 100 µs. Model: the same, the CPUs swapped, and
+        // 2 stops 40 µs early.
+        let mut live: Timeline = [task(1, &[(0, 0, 100)]), task(2, &[(1, 0, 100)])].into_iter().collect();
+        let mut model: Timeline = [task(1, &[(1, 0, 100)]), task(2, &[(0, 0, 60)])].into_iter().collect();
+        (live.cpus, model.cpus) = (2, 2);
+        let c = compare(&live, &model, &CompareOptions { start: 0, end: 100, ..CompareOptions::default() });
+        assert_eq!(c.same_task, 0.0);
+        // (100 + 60) / (100 × 2).
+        assert!((c.same_task_any_cpu - 0.8).abs() < 1e-12, "{}", c.same_task_any_cpu);
+        // A task that moves between CPUs in one timeline and not in the other still counts.
+        let moved: Timeline =
+            [task(1, &[(0, 0, 50), (1, 50, 100)]), task(2, &[(1, 0, 50), (0, 50, 100)])].into_iter().collect();
+        let c = compare(&live, &moved, &CompareOptions { start: 0, end: 100, cpus: Some(2), ..Default::default() });
+        assert!((c.same_task - 0.5).abs() < 1e-12 && (c.same_task_any_cpu - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -144,6 +144,8 @@ pub struct CaseJudgement {
     pub tasks: Vec<TaskJudgement>,
     /// Fraction of the window both timelines ran the same task on a CPU, per repeat.
     pub same_task: Vec<f64>,
+    /// The same on whichever CPU (a symmetric layout the other way round agrees), per repeat.
+    pub same_task_any_cpu: Vec<f64>,
     pub mark: Mark,
 }
 
@@ -205,17 +207,16 @@ pub fn judge(runs: &[CaseRun], model: &str, tol: &Tolerances) -> CaseJudgement {
             }
         })
         .collect();
-    let same_task = runs
-        .iter()
-        .filter_map(|r| r.models.iter().find(|m| m.label == model))
-        .map(|m| m.comparison.same_task)
-        .collect();
+    let of_model = || runs.iter().filter_map(|r| r.models.iter().find(|m| m.label == model));
+    let same_task = of_model().map(|m| m.comparison.same_task).collect();
+    let same_task_any_cpu = of_model().map(|m| m.comparison.same_task_any_cpu).collect();
     let mut j = CaseJudgement {
         case: runs.first().map(|r| r.case.clone()).unwrap_or_default(),
         model: model.to_string(),
         repeats: runs.len(),
         tasks,
         same_task,
+        same_task_any_cpu,
         mark: Mark::NotJudged,
     };
     j.mark = match j.counts() {

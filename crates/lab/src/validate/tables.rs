@@ -18,7 +18,7 @@ fn mean_of(v: &[f64]) -> f64 {
 pub fn summary(judgements: &[CaseJudgement], cases: &[(String, usize)]) -> Table {
     let mut t = Table::new(
         "Summary: how each model predicted each case",
-        &["case", "CPUs", "model", "same task", "met", "missed", "inconclusive", "case"],
+        &["case", "CPUs", "model", "same task", "same task any CPU", "met", "missed", "inconclusive", "case"],
     );
     for j in judgements {
         let cpus = cases.iter().find(|c| c.0 == j.case).map_or(0, |c| c.1);
@@ -28,6 +28,7 @@ pub fn summary(judgements: &[CaseJudgement], cases: &[(String, usize)]) -> Table
             cpus.to_string(),
             j.model.clone(),
             pct(mean_of(&j.same_task)),
+            pct(mean_of(&j.same_task_any_cpu)),
             met.to_string(),
             missed.to_string(),
             inc.to_string(),
@@ -148,8 +149,9 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&s
     let (met, missed, inc) = j.counts();
     let spread = if j.repeats > 1 { format!("{} repeats", j.repeats) } else { "one run: the spread is unknown".into() };
     let mut detail = format!(
-        "{met} metric(s) met, {missed} missed, {inc} inconclusive ({spread}); same task {}",
-        pct(mean_of(&j.same_task))
+        "{met} metric(s) met, {missed} missed, {inc} inconclusive ({spread}); same task {} (on any CPU {})",
+        pct(mean_of(&j.same_task)),
+        pct(mean_of(&j.same_task_any_cpu))
     );
     let m = misses(j);
     if !m.is_empty() {
