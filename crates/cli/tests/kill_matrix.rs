@@ -1,6 +1,7 @@
 //! The kill matrix: every live command, killed with SIGKILL during set-up and mid-run, leaves
-//! the machine as it found it — no process of it left, no IRQ mask, cgroup, trace instance or
-//! scheduling policy of another process changed, RT throttling on — by each of the three nets:
+//! the machine as it found it — no process of it left, no IRQ mask, cgroup, trace instance,
+//! autogroup setting or scheduling policy of another process changed, RT throttling on — by
+//! each of the three nets:
 //!
 //! - `restore`: the run and its guardian are killed, then `schedlab restore` heals;
 //! - `next`: the run and its guardian are killed, then the next live command heals before it
@@ -29,6 +30,7 @@ struct Machine {
     cgroups: BTreeSet<PathBuf>,
     trace_instances: BTreeSet<String>,
     rt_throttling: String,
+    autogroup: String,
 }
 
 fn read(path: &Path) -> String {
@@ -62,6 +64,7 @@ fn snapshot() -> Machine {
         cgroups,
         trace_instances,
         rt_throttling: read(Path::new("/proc/sys/kernel/sched_rt_runtime_us")),
+        autogroup: read(Path::new("/proc/sys/kernel/sched_autogroup_enabled")),
     }
 }
 
@@ -165,6 +168,8 @@ fn cases(out: &Path) -> Vec<Case> {
                 "10",
             ],
         ),
+        // Autogroup goes off before its probes start, with a trace instance and the probes' tasks.
+        case("validate", &["validate", "--cases", "nice-hogs", "--repeats", "1", "--for", "5s", "--out", o]),
         Case { changes: false, ..case("livelock live", &["livelock", "live", "--maxtime", "60s", "--out", o]) },
     ]
 }

@@ -568,9 +568,17 @@ fn convert_moves_a_workload_between_schedlab_yaml_and_rt_app() {
     let o = ok(&["sim", "run", "--workload", &rtapp_example, "--policy", "linux", "--json", "--no-save"], d.path());
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["results"]["policies"][0]["tasks"][0]["cpu"].as_f64(), Some(200.0), "20 jobs × 10 ms");
-    // What rt-app cannot express is refused by name: a lock.
+    // A lock over a whole CPU burst is an rt-app mutex around the run, and comes back.
     let locked = write(d.path(), "l.json", r#"{"tasks":[{"name":"A","bursts":[5],"locks":[{"name":"L","burst":0}]}]}"#);
-    let o = convert_to(&locked, "rtapp", &[]);
+    convert(&locked, "rtapp", &p("l.rtapp.json"));
+    let text = std::fs::read_to_string(p("l.rtapp.json")).unwrap();
+    assert!(text.contains(r#""lock": "L""#) && text.contains(r#""unlock": "L""#), "{text}");
+    convert(&p("l.rtapp.json"), "json", &p("l2.json"));
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(p("l2.json")).unwrap()).unwrap();
+    assert_eq!(back["tasks"][0]["locks"], serde_json::json!([{"name": "L", "burst": 0}]));
+    // What rt-app cannot express is refused by name: a share weight.
+    let weighted = write(d.path(), "w.json", r#"{"tasks":[{"name":"A","bursts":[5],"weight":3}]}"#);
+    let o = convert_to(&weighted, "rtapp", &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("locks"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("weight"), "{}", String::from_utf8_lossy(&o.stderr));
 }

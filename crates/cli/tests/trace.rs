@@ -249,11 +249,17 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
         return;
     }
     let Some((_machine, dir)) = live_setup("validating a two-CPU case") else { return };
+    let autogroup = || std::fs::read_to_string(schedlab_os::autogroup::SETTING).unwrap_or_default();
+    let before = autogroup();
     let doc = json_of(
         schedlab().args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json"]),
         dir.path(),
         "validate",
     );
+    // Autogroup was off while the cases ran (the models have no task groups) and is back as found.
+    assert_eq!(autogroup(), before);
+    let said = doc["parameters"]["autogroup"].as_str().expect("the autogroup setting is in the parameters");
+    assert!(said.starts_with(if before.trim() == "1" { "autogroup turned off" } else { "autogroup off" }), "{said}");
     let runs = doc["results"]["runs"].as_array().expect("runs");
     let models = runs[0]["models"].as_array().expect("models");
     let linux = models.iter().find(|m| m["label"] == "linux").expect("the linux model");

@@ -45,6 +45,9 @@ pub enum Change {
     TraceInstance { path: PathBuf },
     /// IRQ masks as found before steering. Undo: write them back.
     IrqMasks { saved: Vec<SavedMask> },
+    /// A kernel setting (a `/proc/sys` file) as found before the run changed it. Undo: write
+    /// `value` back.
+    Setting { path: PathBuf, value: String },
 }
 
 impl Change {
@@ -55,6 +58,7 @@ impl Change {
             Change::Cgroup { path, .. } => format!("cgroup {}", path.display()),
             Change::TraceInstance { path } => format!("trace instance {}", path.display()),
             Change::IrqMasks { saved } => format!("{} IRQ masks", saved.len()),
+            Change::Setting { path, value } => format!("{} (back to {value})", path.display()),
         }
     }
 }
@@ -346,6 +350,9 @@ fn undo(change: &Change) -> Result<(), String> {
                 Some(f) => Err(format!("IRQ {}: {}", f.irq, f.error)),
             }
         }
+        Change::Setting { path, value } => {
+            std::fs::write(path, value).map_err(|e| format!("writing {value} to {}: {e}", path.display()))
+        }
     }
 }
 
@@ -505,6 +512,28 @@ mod tests {
         assert!(sleeper.try_wait().unwrap().is_none(), "a process of this boot was killed");
         sleeper.kill().unwrap();
         sleeper.wait().unwrap();
+    }
+
+    #[test]
+    fn a_dead_runs_kernel_setting_is_written_back() {
+        let state = tempfile::tempdir().unwrap();
+        // A plain file stands for /proc/sys/kernel/sched_autogroup_enabled, left at 0 by a run
+        // killed before it could put back the 1 it found.
+        let setting = state.path().join("sched_autogroup_enabled");
+        std::fs::write(&setting, "0").unwrap();
+        let me = procfs::ProcessIdentity::current();
+        let change = Change::Setting { path: setting.clone(), value: "1".into() };
+        let dead = write_journal(
+            state.path(),
+            me.pid,
+            me.start_ticks + 1,
+            &[owner_line(me.boot_id.clone()), Line::Made { id: 0, change: change.clone() }],
+        );
+        let healed = heal_in(state.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&setting).unwrap(), "1");
+        assert!(!dead.exists(), "the dead run's journal is removed once healed");
+        assert!(!healed.is_empty(), "{healed:?}");
+        assert!(change.describe().contains("back to 1"), "{}", change.describe());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! [`journal`] records each change first so a run killed with SIGKILL is undone later.
 
 pub mod affinity;
+pub mod autogroup;
 pub mod cgroup;
 pub mod child;
 pub mod clock;

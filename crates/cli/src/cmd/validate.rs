@@ -47,6 +47,12 @@ pub struct Args {
     /// How long each live run lasts (overrides the scale's; at least 500ms).
     #[arg(long = "for", value_parser = units::positive_duration)]
     duration: Option<Duration>,
+    /// Leave autogroup as it is. By default validate turns `kernel.sched_autogroup_enabled` off
+    /// for its run (journaled, put back on every exit path, healed by the next run after a
+    /// SIGKILL): the models have no task groups, and with autogroup on the case's tasks share
+    /// their session's group while host daemons weigh their own weights.
+    #[arg(long)]
+    keep_autogroup: bool,
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
@@ -77,6 +83,7 @@ pub fn run(a: Args) -> Result<()> {
     }
     let mut params = Params::for_scale(Scale::from_flags(a.quick, a.full));
     params.cases = a.cases;
+    params.autogroup_off = !a.keep_autogroup;
     if let Some(r) = a.repeats {
         params.repeats = r as usize;
     }

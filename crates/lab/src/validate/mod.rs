@@ -33,6 +33,8 @@ pub struct Params {
     pub cases: Vec<String>,
     pub repeats: usize,
     pub duration_ns: u64,
+    /// Turn autogroup off for the run (the models have no task groups), putting it back after.
+    pub autogroup_off: bool,
 }
 
 impl Params {
@@ -42,7 +44,7 @@ impl Params {
             Scale::Default => (3, 5),
             Scale::Full => (5, 10),
         };
-        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS }
+        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS, autogroup_off: true }
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
@@ -104,6 +106,14 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let locked: std::collections::BTreeSet<usize> = plan.two_cpus.iter().chain(&plan.one_cpu).copied().collect();
     let locked: Vec<usize> = locked.into_iter().collect();
     let _cpus = schedlab_os::cpulock::CpuLock::acquire(&locked, "the validation cases")?;
+    // Before any probe or case starts a task: those started while it is off sit in the root
+    // group with their own weights, as every model has them.
+    let autogroup = params.autogroup_off.then(schedlab_os::autogroup::AutogroupOff::apply).transpose()?;
+    let autogroup_said = match (&autogroup, schedlab_os::sched::autogroup_enabled()) {
+        (Some(g), _) if g.changed() => "autogroup turned off for the run (the models have no task groups)",
+        (_, false) => "autogroup off",
+        (_, true) => "autogroup on (kept): the case's tasks share their session's task group, which no model has",
+    };
     let exe = std::env::current_exe()?;
     let host_tick = ctx.machine.hz.map(|hz| 1_000_000_000 / u64::from(hz.max(1)));
     ctx.progress.update(0.0, "probing how the kernel ends slices");
@@ -162,7 +172,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
          scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
-         Machine: {}. {} {} {}",
+         Machine: {}; {autogroup_said}. {} {} {}",
         chosen.len(),
         params.repeats,
         params.duration_ns as f64 / 1e9,
@@ -185,6 +195,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "slice_probe": probe,
         "wake_probe": wake,
         "delay_zero_probe": dz,
+        "autogroup": autogroup_said,
     });
     s.results = json!({ "judgements": judgements, "runs": runs });
     Ok(s)
