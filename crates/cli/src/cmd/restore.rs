@@ -22,14 +22,16 @@ use std::time::Duration;
 #[command(after_long_help = "\
 Before a live run changes anything it writes what it is about to change to its journal, one file
 per run under the state directory's journal/ folder: the process groups it starts (pid and start
-time), the cgroups and trace instances it creates, the IRQ masks it moves. A run that ends in any
+time), the cgroups and trace instances it creates, the IRQ masks it moves, the kernel settings it
+changes (validate's autogroup). A run that ends in any
 normal way (done, error, Ctrl-C, SIGTERM, SIGHUP, a panic) undoes its changes itself. A run killed
 with SIGKILL cannot; restore then undoes, for every journal whose run is gone (pid and start time
 no longer match a live process):
   - kills what is left of its process groups (never a reused pid),
   - moves processes out of its cgroups and removes them, deepest first,
   - turns its trace instances off and removes them,
-  - writes its IRQ masks back.
+  - writes its IRQ masks back,
+  - writes its kernel settings back.
 Journals of runs still alive are left alone. Every live command does the same before it starts,
 so the machine heals itself on the next use; restore is for doing it now.
 
