@@ -426,4 +426,6 @@ fn mutexes_that_do_not_cover_one_whole_cpu_burst_are_refused_by_key() {
     // Only mutexes are taken from the legacy resources section.
     let e = refused(r#"{"resources": {"b": {"type": "barrier"}}, "tasks": {"w": {"loop": 1, "run": 10}}}"#);
     assert_eq!((e.task, e.key.as_str()), (None, "resources.b.type"));
+    let e = refused(r#"{"resources": {"m": {"kind": 3}}, "tasks": {"w": {"loop": 1, "run": 10}}}"#);
+    assert_eq!((e.key.as_str(), e.message.as_str()), ("resources.m.kind", "unknown key"));
 }

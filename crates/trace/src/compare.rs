@@ -223,10 +223,12 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
             }
         })
         .collect();
-    let per_cpu: Vec<CpuAgreement> = (0..cpus)
-        .map(|cpu| {
-            let ra = runs_on(a, cpu, start, end, &keep);
-            let rb = runs_on(b, cpu, start, end, &keep);
+    let on_cpu: Vec<_> =
+        (0..cpus).map(|cpu| (runs_on(a, cpu, start, end, &keep), runs_on(b, cpu, start, end, &keep))).collect();
+    let per_cpu: Vec<CpuAgreement> = on_cpu
+        .iter()
+        .enumerate()
+        .map(|(cpu, (ra, rb))| {
             let same_task_ns: u64 =
                 ra.iter().filter_map(|(p, r)| rb.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum();
             let busy = union(ra.values().chain(rb.values()).flatten().map(|r| (r.start, r.end)).collect());
@@ -243,10 +245,10 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
         .collect();
     let total = (window * cpus as u64) as f64;
     let (mut all_a, mut all_b): (BTreeMap<Pid, Vec<Run>>, BTreeMap<Pid, Vec<Run>>) = Default::default();
-    for cpu in 0..cpus {
-        for (all, tl) in [(&mut all_a, a), (&mut all_b, b)] {
-            for (pid, runs) in runs_on(tl, cpu, start, end, &keep) {
-                all.entry(pid).or_default().extend(runs);
+    for (ra, rb) in on_cpu {
+        for (all, runs) in [(&mut all_a, ra), (&mut all_b, rb)] {
+            for (pid, r) in runs {
+                all.entry(pid).or_default().extend(r);
             }
         }
     }

@@ -94,14 +94,14 @@ pub(super) fn locks_by_burst(t: &TaskSpec) -> Vec<Vec<&str>> {
 }
 
 /// Run/sleep events for bursts (CPU first), each run inside the `lock`s and `unlock`s of the
-/// mutexes held over it, plus an optional timer; keys are numbered when a kind repeats (rt-app
-/// matches `run0`, `run1` as runs).
+/// mutexes held over it (`locks`: [`locks_by_burst`] of `t`), plus an optional timer; keys are
+/// numbered when a kind repeats (rt-app matches `run0`, `run1` as runs).
 pub(super) fn event_entries(
     t: &TaskSpec,
     bursts: &[(usize, Dur)],
+    locks: &[Vec<&str>],
     timer: Option<Dur>,
 ) -> Result<Vec<(String, Node)>, RtAppError> {
-    let locks = locks_by_burst(t);
     let mut counts: HashMap<&str, usize> = HashMap::new();
     let mut totals: HashMap<&str, usize> = HashMap::new();
     let mut events: Vec<(&str, Node)> = Vec::new();
@@ -151,6 +151,7 @@ pub(super) fn burst_groups(bursts: &[Dur], locks: &[Vec<&str>]) -> Vec<(u64, Vec
 /// `loop` and the events (or `phases`) of a task.
 pub(super) fn body_entries(t: &TaskSpec) -> Result<Vec<(String, Node)>, RtAppError> {
     let indexed: Vec<(usize, Dur)> = t.bursts.iter().copied().enumerate().collect();
+    let locks = locks_by_burst(t);
     let single_reservation = t.class.as_deref() == Some("deadline") && t.jobs == 1;
     if let Some(p) = t.period.filter(|_| !single_reservation) {
         let length: Dur = t.bursts.iter().sum();
@@ -159,19 +160,19 @@ pub(super) fn body_entries(t: &TaskSpec) -> Result<Vec<(String, Node)>, RtAppErr
             return Err(RtAppError::new(Some(&t.name), "period", msg));
         }
         let mut out = vec![("loop".to_string(), Node::Int(t.jobs.into()))];
-        out.extend(event_entries(t, &indexed, Some(p))?);
+        out.extend(event_entries(t, &indexed, &locks, Some(p))?);
         return Ok(out);
     }
-    let groups = burst_groups(&t.bursts, &locks_by_burst(t));
+    let groups = burst_groups(&t.bursts, &locks);
     if let [(n, body)] = groups.as_slice() {
         let mut out = vec![("loop".to_string(), Node::Int(*n as i64))];
-        out.extend(event_entries(t, body, None)?);
+        out.extend(event_entries(t, body, &locks, None)?);
         return Ok(out);
     }
     let mut phases = Vec::new();
     for (i, (n, body)) in groups.iter().enumerate() {
         let mut phase = vec![("loop".to_string(), Node::Int(*n as i64))];
-        phase.extend(event_entries(t, body, None)?);
+        phase.extend(event_entries(t, body, &locks, None)?);
         phases.push((format!("p{i}"), Node::Obj(phase)));
     }
     // With "phases", a task's own loop defaults to -1 (for ever): say 1.

@@ -386,12 +386,12 @@ fn check_resources(node: &Node) -> Result<(), RtAppError> {
         for (k, v) in entries(v, at)? {
             let key = format!("{key}.{k}");
             let at = At { task: None, key: &key };
-            match (k.as_str(), string(v, at)?.as_str()) {
-                ("type", "mutex") => {}
-                ("type", other) => {
-                    return Err(at.err(format!("resource type \"{other}\" is not supported (only mutexes are)")))
-                }
-                _ => return Err(at.err("unknown key")),
+            if k != "type" {
+                return Err(at.err("unknown key"));
+            }
+            let kind = string(v, at)?;
+            if kind != "mutex" {
+                return Err(at.err(format!("resource type \"{kind}\" is not supported (only mutexes are)")));
             }
         }
     }
