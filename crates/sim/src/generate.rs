@@ -6,7 +6,7 @@
 //! (default 1). Times are rounded to whole nanoseconds, CPU bursts to at least 1 µs.
 
 use crate::policies::spec::{Params, SpecError};
-use crate::workload::{TaskSpec, Workload};
+use crate::workload::{Bursts, TaskSpec, Workload};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
@@ -102,7 +102,7 @@ pub fn poisson(
     let tasks = (0..n)
         .map(|i| {
             t += gap.sample(&mut rng);
-            let mut b = Vec::with_capacity(2 * bursts - 1);
+            let mut b = Bursts::with_capacity(2 * bursts - 1);
             for k in 0..bursts {
                 if k > 0 {
                     b.push(io.map_or(0, |d| d.sample(&mut rng).round() as u64));

@@ -24,7 +24,7 @@
 //! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
 
 use crate::policy::{CpuId, Dur};
-pub use crate::task_spec::{RareFields, TaskSpec};
+pub use crate::task_spec::{Bursts, RareFields, TaskSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -443,7 +443,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
     let spec = TaskSpec {
         name: t.name.map_or_else(|| format!("T{i}").into(), Into::into),
         arrival: ms_to_ns(&f("arrival"), t.arrival)?,
-        bursts,
+        bursts: bursts.into(),
         priority: t.priority,
         weight: t.weight as u32,
         nice: t.nice,
@@ -615,12 +615,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.cpus, Some(1));
-        assert_eq!(w.tasks[0].bursts, vec![24_000_000]);
+        assert_eq!(w.tasks[0].bursts.to_vec(), vec![24_000_000]);
         assert_eq!(w.tasks[0].priority, 3);
         let back = Workload::from_json_str(&w.to_json_string()).unwrap();
         assert_eq!(back, w);
         let t: TaskSpec = serde_json::from_str(r#"{"name":"x","bursts":[1.5]}"#).unwrap();
-        assert_eq!(t.bursts, vec![1_500_000]);
+        assert_eq!(t.bursts.to_vec(), vec![1_500_000]);
         assert_eq!(serde_json::to_value(&t).unwrap()["bursts"][0], 1.5);
         assert!(serde_json::from_str::<TaskSpec>(r#"{"bursts":[]}"#).is_err());
     }
@@ -645,7 +645,7 @@ mod tests {
     fn fractions_of_ms_become_ns() {
         let w = Workload::from_json_str(r#"{"tasks":[{"arrival":0.5,"bursts":[1.25,2,0.001]}]}"#).unwrap();
         assert_eq!(w.tasks[0].arrival, 500_000);
-        assert_eq!(w.tasks[0].bursts, vec![1_250_000, 2_000_000, 1_000]);
+        assert_eq!(w.tasks[0].bursts.to_vec(), vec![1_250_000, 2_000_000, 1_000]);
         assert_eq!(&*w.tasks[0].name, "T0");
     }
 

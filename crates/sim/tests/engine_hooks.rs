@@ -62,7 +62,7 @@ fn a_wake_up_onto_an_idle_cpu_waits_for_it_and_a_pre_empting_one_lets_the_victim
     // Alone: it wakes at 3 ms onto its idle CPU and starts 10 µs later; its first start (an
     // arrival, not a wake-up) pays nothing.
     let mut sleeper = TaskSpec::cpu("sleeper", 0, MS);
-    sleeper.bursts = vec![MS, 2 * MS, MS];
+    sleeper.bursts = vec![MS, 2 * MS, MS].into();
     let w = Workload { cpus: Some(1), tasks: vec![sleeper.clone()] };
     let r = simulate(&w, &mut RoundRobin::new(4 * MS), &cfg);
     let starts: Vec<u64> = r.slices.iter().map(|s| s.start).collect();
@@ -97,11 +97,11 @@ fn a_wake_up_onto_an_idle_cpu_waits_for_it_and_a_pre_empting_one_lets_the_victim
 /// woken; `pong` answers the same way. Bursts in ms.
 fn ping_pong() -> Workload {
     let mut ping = TaskSpec::cpu("ping", 0, MS);
-    ping.bursts = vec![MS, 0, MS, 0, MS];
+    ping.bursts = vec![MS, 0, MS, 0, MS].into();
     ping.until_woken = vec![0, 1];
     ping.wakes = (0..3).map(|b| WakeUp { burst: b, at: MS, task: 1 }).collect();
     let mut pong = TaskSpec::cpu("pong", 0, MS);
-    pong.bursts = vec![10_000, 0, MS, 0, MS, 0, MS];
+    pong.bursts = vec![10_000, 0, MS, 0, MS, 0, MS].into();
     pong.until_woken = vec![0, 1, 2];
     pong.wakes = vec![WakeUp { burst: 1, at: MS, task: 0 }, WakeUp { burst: 2, at: MS, task: 0 }];
     Workload { cpus: Some(1), tasks: vec![ping, pong] }
@@ -145,7 +145,7 @@ fn a_wake_up_partway_through_a_burst_pre_empts_after_the_wakers_delay() {
     waker.priority = 5;
     waker.wakes = vec![WakeUp { burst: 0, at: 2 * MS, task: 1 }];
     let mut woken = TaskSpec::cpu("woken", 0, MS);
-    woken.bursts = vec![1, 0, MS];
+    woken.bursts = vec![1, 0, MS].into();
     woken.until_woken = vec![0];
     let w = Workload { cpus: Some(1), tasks: vec![waker, woken] };
     let cfg = SimConfig {
@@ -216,7 +216,7 @@ fn blocked_is_called_for_io_and_the_end_of_a_periodic_job_not_for_an_exit() {
         cpus: Some(1),
         tasks: vec![
             // CPU 2, I/O 3, CPU 1: blocks at 2, wakes at 5.
-            TaskSpec { bursts: vec![2 * MS, 3 * MS, MS], ..TaskSpec::cpu("io", 0, 0) },
+            TaskSpec { bursts: vec![2 * MS, 3 * MS, MS].into(), ..TaskSpec::cpu("io", 0, 0) },
             // Two jobs of 1 ms, period 10: sleeps after the first job, released again at 10.
             {
                 let mut t = TaskSpec { jobs: 2, ..TaskSpec::cpu("periodic", 0, MS) };

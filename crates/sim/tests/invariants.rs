@@ -60,7 +60,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
             TaskSpec {
                 name: "".into(),
                 arrival: arr * US,
-                bursts: b,
+                bursts: b.into(),
                 priority: prio,
                 weight,
                 nice,

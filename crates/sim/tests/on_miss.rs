@@ -120,7 +120,8 @@ fn abort_drops_a_job_in_io_and_ignores_its_late_io_completion() {
     let w = Workload {
         cpus: Some(1),
         tasks: vec![{
-            let mut t = TaskSpec { bursts: vec![2 * MS, 20 * MS, 2 * MS], jobs: 2, ..TaskSpec::cpu("io", 0, 2 * MS) };
+            let mut t =
+                TaskSpec { bursts: vec![2 * MS, 20 * MS, 2 * MS].into(), jobs: 2, ..TaskSpec::cpu("io", 0, 2 * MS) };
             t.period = Some(10 * MS);
             t
         }],
@@ -165,7 +166,7 @@ fn overloaded() -> impl Strategy<Value = Workload> {
                 None => vec![c * MS],
             };
             {
-                let mut spec = TaskSpec { bursts, jobs, ..TaskSpec::cpu("p", 0, MS) };
+                let mut spec = TaskSpec { bursts: bursts.into(), jobs, ..TaskSpec::cpu("p", 0, MS) };
                 spec.period = Some(t * MS);
                 spec.deadline = d.map(|d| d * MS);
                 spec

@@ -47,7 +47,7 @@ fn example1_run_sleep_until_the_duration() {
     bursts.push(20 * MS);
     assert_eq!(&*t.name, "thread0");
     assert_eq!(t.arrival, 0);
-    assert_eq!(t.bursts, bursts);
+    assert_eq!(t.bursts.to_vec(), bursts);
     assert_eq!(t.bursts.len(), 39);
     assert_eq!(cpu_demand(t), 400 * MS);
     assert_eq!(t.class.as_deref(), Some("other")); // global.default_policy SCHED_OTHER
@@ -66,7 +66,7 @@ fn example2_run_and_timer_is_a_periodic_task() {
     let t = &w.tasks[0];
     assert_eq!(&*t.name, "thread0"); // "instance": 1 keeps the name
     assert_eq!(t.period, Some(100 * MS));
-    assert_eq!(t.bursts, vec![10 * MS]);
+    assert_eq!(t.bursts.to_vec(), vec![10 * MS]);
     assert_eq!(t.jobs, 20);
     assert_eq!(cpu_demand(t), 200 * MS);
     assert_eq!((t.arrival, t.deadline, t.runtime), (0, None, None));
@@ -87,11 +87,11 @@ fn custom_slice_maps_nice_slice_and_deadline_defaults() {
     assert_eq!((a.nice, a.priority), (-19, 0));
     assert_eq!(a.runtime, Some(100 * MS));
     assert_eq!((a.period, a.deadline), (None, None));
-    assert_eq!(a.bursts, vec![2000 * MS]);
+    assert_eq!(a.bursts.to_vec(), vec![2000 * MS]);
     assert_eq!(&*b.name, "thread1");
     assert_eq!(b.class.as_deref(), Some("deadline"));
     assert_eq!((b.runtime, b.deadline, b.period), (Some(200 * MS), Some(200 * MS), Some(200 * MS)));
-    assert_eq!((b.bursts.clone(), b.jobs), (vec![2000 * MS], 1));
+    assert_eq!((b.bursts.to_vec(), b.jobs), (vec![2000 * MS], 1));
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn deadline_example_is_a_periodic_deadline_task() {
     let t = &w.tasks[0];
     assert_eq!(t.class.as_deref(), Some("deadline"));
     assert_eq!((t.runtime, t.deadline, t.period), (Some(12 * MS), Some(100 * MS), Some(100 * MS)));
-    assert_eq!((t.bursts.clone(), t.jobs), (vec![10 * MS], 20));
+    assert_eq!((t.bursts.to_vec(), t.jobs), (vec![10 * MS], 20));
 }
 
 #[test]
@@ -280,16 +280,16 @@ fn instances_policies_affinity_and_delay() {
     assert_eq!((rt.class.as_deref(), rt.priority), (Some("fifo"), 90));
     assert_eq!(rt.affinity, Some(vec![1, 0]));
     assert_eq!(rt.arrival, 1500 * US);
-    assert_eq!(rt.bursts, [2 * MS, 3 * MS].repeat(4)[..7].to_vec());
+    assert_eq!(rt.bursts.to_vec(), [2 * MS, 3 * MS].repeat(4)[..7].to_vec());
     let low = &w.tasks[3];
     assert_eq!((low.class.as_deref(), low.priority), (Some("rr"), 10)); // rt-app's default RT priority
-    assert_eq!(low.bursts, vec![500 * US]);
+    assert_eq!(low.bursts.to_vec(), vec![500 * US]);
     let nice = &w.tasks[4];
     assert_eq!((nice.class.as_deref(), nice.nice), (Some("other"), 5));
     // (x: run 1000; y: 2 × (sleep 10, run 1)) × 2 = 1000, 10, 1, 10, 1 + 1000, 10, 1, 10, 1 µs:
     // a run that ends one round and the run that starts the next are one CPU burst.
     let us = |v: &[u64]| v.iter().map(|x| x * US).collect::<Vec<_>>();
-    assert_eq!(nice.bursts, us(&[1000, 10, 1, 10, 1001, 10, 1, 10, 1]));
+    assert_eq!(nice.bursts.to_vec(), us(&[1000, 10, 1, 10, 1001, 10, 1, 10, 1]));
     // Round trip, instances included.
     let out = export(&w).unwrap();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -317,14 +317,14 @@ fn export_refuses_what_rt_app_cannot_express() {
     let base = TaskSpec::cpu("t", 0, 10 * MS);
     let refuse = |t: TaskSpec| export(&Workload { cpus: None, tasks: vec![t] }).unwrap_err();
     // Times are whole µs or refused: never rounded.
-    let e = refuse(TaskSpec { bursts: vec![1500], ..base.clone() });
+    let e = refuse(TaskSpec { bursts: vec![1500].into(), ..base.clone() });
     assert_eq!((e.task.as_deref(), e.key.as_str()), (Some("t"), "bursts[0]"));
     assert!(e.message.contains("not a whole number of µs") && e.message.contains("refused rather than rounded"), "{e}");
     assert_eq!(refuse(TaskSpec { arrival: 1, ..base.clone() }).key, "arrival");
     assert_eq!(refuse(TaskSpec { weight: 3, ..base.clone() }).key, "weight");
     assert_eq!(
         refuse({
-            let mut t = TaskSpec { bursts: vec![MS, MS, MS], ..base.clone() };
+            let mut t = TaskSpec { bursts: vec![MS, MS, MS].into(), ..base.clone() };
             t.until_woken = vec![0];
             t
         })
@@ -341,7 +341,7 @@ fn export_refuses_what_rt_app_cannot_express() {
         .key,
         "class"
     );
-    assert_eq!(refuse(TaskSpec { bursts: vec![MS, 0, MS], ..base.clone() }).key, "bursts[1]");
+    assert_eq!(refuse(TaskSpec { bursts: vec![MS, 0, MS].into(), ..base.clone() }).key, "bursts[1]");
     let e = refuse({
         let mut t = TaskSpec { jobs: 3, ..base.clone() };
         t.period = Some(5 * MS);
@@ -349,7 +349,7 @@ fn export_refuses_what_rt_app_cannot_express() {
     });
     assert!(e.message.contains("longer than its period"), "{e}");
     // What is whole µs exports and comes back.
-    let ok = TaskSpec { arrival: 7 * US, bursts: vec![1500 * US, 20 * US, 3 * MS], ..base };
+    let ok = TaskSpec { arrival: 7 * US, bursts: vec![1500 * US, 20 * US, 3 * MS].into(), ..base };
     let w = Workload { cpus: None, tasks: vec![ok] };
     let back = import(&export(&w).unwrap()).unwrap();
     assert_eq!(back.tasks[0].bursts, w.tasks[0].bursts);
@@ -372,16 +372,16 @@ fn mutexes_become_locks_held_over_whole_cpu_bursts() {
     // a: 3 × (locked run 2 ms, sleep 3 ms), the last sleep dropped (it only delays the exit): each
     // of the three CPU bursts holds m.
     let a = &w.tasks[0];
-    assert_eq!(a.bursts, vec![2 * MS, 3 * MS, 2 * MS, 3 * MS, 2 * MS]);
+    assert_eq!(a.bursts.to_vec(), vec![2 * MS, 3 * MS, 2 * MS, 3 * MS, 2 * MS]);
     assert_eq!(a.locks, vec![lock("m", 0), lock("m", 1), lock("m", 2)]);
     // b: the first sleep is its arrival; then 4 ms under m and n (taken in that order), 0.5 ms
     // asleep, 4 ms under both again.
     let b = &w.tasks[1];
-    assert_eq!((b.arrival, b.bursts.clone()), (500 * US, vec![4 * MS, 500 * US, 4 * MS]));
+    assert_eq!((b.arrival, b.bursts.to_vec()), (500 * US, vec![4 * MS, 500 * US, 4 * MS]));
     assert_eq!(b.locks, vec![lock("m", 0), lock("n", 0), lock("m", 1), lock("n", 1)]);
     // c: a periodic job of 1 ms under m, every 10 ms, 4 jobs (the lock is per job: burst 0).
     let c = &w.tasks[2];
-    assert_eq!((c.bursts.clone(), c.period, c.jobs), (vec![MS], Some(10 * MS), 4));
+    assert_eq!((c.bursts.to_vec(), c.period, c.jobs), (vec![MS], Some(10 * MS), 4));
     assert_eq!(c.locks, vec![lock("m", 0)]);
 
     // Export writes the mutexes back around their runs, and the import of that is the same.

@@ -27,9 +27,9 @@ fn bursts_arrivals_and_notes_by_hand() {
     assert_eq!(imp.report.t0, 1_000_000_000_000);
     let names: Vec<&str> = w.tasks.iter().map(|t| &*t.name).collect();
     assert_eq!(names, vec!["A", "C", "B"]);
-    assert_eq!((w.tasks[0].arrival, &w.tasks[0].bursts), (0, &vec![40 * US, 30 * US, 65 * US]));
-    assert_eq!((w.tasks[1].arrival, &w.tasks[1].bursts), (0, &vec![120 * US]));
-    assert_eq!((w.tasks[2].arrival, &w.tasks[2].bursts), (60 * US, &vec![60 * US, 20 * US, 40 * US]));
+    assert_eq!((w.tasks[0].arrival, w.tasks[0].bursts.to_vec()), (0, vec![40 * US, 30 * US, 65 * US]));
+    assert_eq!((w.tasks[1].arrival, w.tasks[1].bursts.to_vec()), (0, vec![120 * US]));
+    assert_eq!((w.tasks[2].arrival, w.tasks[2].bursts.to_vec()), (60 * US, vec![60 * US, 20 * US, 40 * US]));
     assert_eq!(w.cpus, Some(2));
     assert!(w.tasks.iter().all(|t| t.class.is_none() && t.nice == 0 && t.affinity.is_none()));
     assert!(kinds(&imp.report, 101).is_empty());

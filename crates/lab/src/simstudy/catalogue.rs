@@ -178,7 +178,7 @@ fn solaris_check() -> (Verdict, Table) {
             }
             b.push(MS);
         }
-        tasks.push(TaskSpec { bursts: b, ..TaskSpec::cpu(&format!("int{i}"), i * MS, MS) });
+        tasks.push(TaskSpec { bursts: b.into(), ..TaskSpec::cpu(&format!("int{i}"), i * MS, MS) });
     }
     let w = Workload { cpus: Some(1), tasks };
     let specs: Vec<String> =

@@ -41,7 +41,7 @@ pub fn workload(scale: Scale) -> Workload {
     for i in 0..INTERACTIVE {
         let mut bursts = [BURST_MS * MS, WAIT_MS * MS].repeat(rounds);
         bursts.pop();
-        tasks.push(TaskSpec { bursts, ..TaskSpec::cpu(&format!("int{i}"), i * MS, BURST_MS * MS) });
+        tasks.push(TaskSpec { bursts: bursts.into(), ..TaskSpec::cpu(&format!("int{i}"), i * MS, BURST_MS * MS) });
     }
     Workload { cpus: Some(1), tasks }
 }
@@ -186,7 +186,7 @@ mod tests {
         let w = Workload {
             cpus: Some(1),
             tasks: vec![
-                TaskSpec { bursts: vec![MS, 2 * MS, MS], ..TaskSpec::cpu("int0", 0, MS) },
+                TaskSpec { bursts: vec![MS, 2 * MS, MS].into(), ..TaskSpec::cpu("int0", 0, MS) },
                 TaskSpec::cpu("batch0", 0, 50 * MS),
             ],
         };

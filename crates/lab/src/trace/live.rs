@@ -234,7 +234,7 @@ mod tests {
         let mut hog = TaskSpec::cpu("hog", 0, 10_000_000_000);
         hog.nice = 5;
         let mut per = TaskSpec::cpu("per", 1_000_000, 3_000_000);
-        per.bursts = vec![3_000_000, 7_000_000, 3_000_000];
+        per.bursts = vec![3_000_000, 7_000_000, 3_000_000].into();
         per.class = Some("fifo".into());
         per.priority = 50;
         per.affinity = Some(vec![0]);

@@ -215,7 +215,7 @@ mod tests {
     /// tracefs text (it ends with the sleeper's exit, 41 ms in).
     fn synthetic() -> (Timeline, TraceMeta) {
         let mut sleeper = TaskSpec::cpu("sleeper", 0, 0);
-        sleeper.bursts = vec![2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS];
+        sleeper.bursts = vec![2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS].into();
         let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("hog", 0, 1_000 * MS), sleeper] };
         let mut rr = by_spec("rr:quantum=4ms").unwrap();
         let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(r.open, vec![roots[0]]);
         assert_eq!(r.horizon_ns, 100 * MS);
         let w = &r.imported.workload;
-        assert_eq!(w.tasks[0].bursts, vec![1_000 * MS]);
+        assert_eq!(w.tasks[0].bursts.to_vec(), vec![1_000 * MS]);
         assert!(w.tasks[1].bursts.len() >= 3, "the sleeper keeps its bursts: {:?}", w.tasks[1].bursts);
         assert_eq!(w.tasks[1].bursts[..3], [2 * MS, 8 * MS, 2 * MS]);
     }

@@ -215,11 +215,11 @@ fn overload_and_ties() {
 #[test]
 fn workloads_outside_the_model_are_refused_by_task() {
     let mut w = implicit(&[(1, 4), (2, 6)]);
-    w.tasks[1].bursts = vec![MS, MS, MS];
+    w.tasks[1].bursts = vec![MS, MS, MS].into();
     let e = analyze(&w).unwrap_err();
     assert_eq!(e.task.as_deref(), Some("t2"));
     assert!(e.to_string().contains("blocked intervals"), "{e}");
-    w.tasks[1].bursts = vec![MS];
+    w.tasks[1].bursts = vec![MS].into();
     w.tasks[1].period = None;
     assert!(analyze(&w).unwrap_err().to_string().starts_with("task t2: has no period"));
     assert!(analyze(&Workload::default()).is_err());

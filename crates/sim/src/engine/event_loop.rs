@@ -1127,7 +1127,7 @@ mod tests {
             for change in 0..3 {
                 let mut s = plain.clone();
                 match change {
-                    0 => s[i].bursts = vec![1, 1, 1],
+                    0 => s[i].bursts = vec![1, 1, 1].into(),
                     1 => (s[i].jobs, s[i].period) = (2, Some(5)),
                     _ => s[i].locks = vec![crate::workload::LockUse { name: "L".into(), burst: 0 }],
                 }

@@ -15,7 +15,8 @@ fn run(w: &Workload, spec: &str, horizon: Option<Time>) -> SimResult {
 /// B: one CPU burst of 4 arriving at 3, priority 0 (higher), no deadline.
 fn two_bursts() -> Workload {
     let a = {
-        let mut t = TaskSpec { bursts: vec![2 * MS, 3 * MS, 2 * MS], jobs: 2, priority: 1, ..TaskSpec::cpu("A", 0, 0) };
+        let mut t =
+            TaskSpec { bursts: vec![2 * MS, 3 * MS, 2 * MS].into(), jobs: 2, priority: 1, ..TaskSpec::cpu("A", 0, 0) };
         t.period = Some(10 * MS);
         t.deadline = Some(7 * MS);
         t

@@ -102,7 +102,7 @@ pub(super) fn periodic_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
     }
     let jobs = job_count(t, timer.period, duration)?;
     let mut spec = base_spec(t);
-    (spec.bursts, spec.locks, spec.period, spec.jobs) = (bursts, locks, Some(timer.period), jobs);
+    (spec.bursts, spec.locks, spec.period, spec.jobs) = (bursts.into(), locks, Some(timer.period), jobs);
     Ok(spec)
 }
 
@@ -199,7 +199,7 @@ pub(super) fn unrolled_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
     }
     let mut spec = base_spec(t);
     spec.arrival += lead;
-    (spec.bursts, spec.locks) = (bursts, locks);
+    (spec.bursts, spec.locks) = (bursts.into(), locks);
     if t.sched.policy == Policy::Deadline {
         spec.period = t.sched.period;
     }

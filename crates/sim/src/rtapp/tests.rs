@@ -45,7 +45,7 @@ fn sleeps_merge_lead_and_trail() {
     let t = &w.tasks[0];
     // sleep 5, run 3, sleep 4, sleep 5, run 3, sleep 4 → arrival 5, [3, 9, 3].
     assert_eq!(t.arrival, 5 * MS);
-    assert_eq!(t.bursts, vec![3 * MS, 9 * MS, 3 * MS]);
+    assert_eq!(t.bursts.to_vec(), vec![3 * MS, 9 * MS, 3 * MS]);
 }
 
 #[test]

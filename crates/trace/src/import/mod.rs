@@ -487,7 +487,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             TaskSpec {
                 name: name.as_str().into(),
                 arrival: p.start.saturating_sub(t0),
-                bursts: p.bursts.lengths.clone(),
+                bursts: p.bursts.lengths.as_slice().into(),
                 priority: p.sched.priority,
                 weight: 1,
                 nice: p.sched.nice,

@@ -208,7 +208,7 @@ fn a_sleeper_becomes_interactive_and_preempts_a_hog() {
     //   its slice (250-290), so 5 more: 292-340, then alone to the end: 400 − 10 − 100 − 100 − 50
     //   − 48 = 92 ms more, 340-432.
     let hog = TaskSpec::cpu("H", 0, 400 * MS);
-    let sleeper = TaskSpec { bursts: vec![30 * MS, 50 * MS, MS, 50 * MS, MS], ..TaskSpec::cpu("S", 0, 0) };
+    let sleeper = TaskSpec { bursts: vec![30 * MS, 50 * MS, MS, 50 * MS, MS].into(), ..TaskSpec::cpu("S", 0, 0) };
     let r = run(vec![hog, sleeper], 1);
     assert_eq!(r.idle_violations, 0);
     assert_eq!(runs(&r, 1), vec![(0, 10, 20), (0, 120, 140), (0, 240, 241), (0, 291, 292)]);

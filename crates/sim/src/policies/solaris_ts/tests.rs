@@ -150,7 +150,7 @@ fn a_cpu_bound_task_walks_down_and_is_lifted_once_a_second() {
 fn hog_and_sleeper() -> Vec<TaskSpec> {
     vec![
         TaskSpec::cpu("hog", 0, 3000 * MS),
-        TaskSpec { bursts: vec![10 * MS, 1500 * MS, 10 * MS], ..TaskSpec::cpu("sleeper", 0, 0) },
+        TaskSpec { bursts: vec![10 * MS, 1500 * MS, 10 * MS].into(), ..TaskSpec::cpu("sleeper", 0, 0) },
     ]
 }
 
@@ -254,7 +254,7 @@ fn an_ia_task_is_ten_levels_up_and_pre_empts_an_equal_ts_task() {
     //   105–   hog, front of level 29 with 120 − 5 = 115 ms left.
     let hog = TaskSpec::cpu("hog", 0, 300 * MS);
     let ia = {
-        let mut t = TaskSpec { bursts: vec![50 * MS, 5 * MS, 50 * MS], ..TaskSpec::cpu("ia", 0, 0) };
+        let mut t = TaskSpec { bursts: vec![50 * MS, 5 * MS, 50 * MS].into(), ..TaskSpec::cpu("ia", 0, 0) };
         t.class = Some("ia".into());
         t
     };

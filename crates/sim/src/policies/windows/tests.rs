@@ -16,7 +16,7 @@ fn run(w: Vec<TaskSpec>, params: WindowsParams) -> Vec<(TaskId, Time, Time)> {
 
 fn task(name: &str, bursts: Vec<u64>, class: Option<&str>, priority: i32) -> TaskSpec {
     {
-        let mut t = TaskSpec { bursts, priority, ..TaskSpec::cpu(name, 0, 0) };
+        let mut t = TaskSpec { bursts: bursts.into(), priority, ..TaskSpec::cpu(name, 0, 0) };
         t.class = class.map(str::to_string);
         t
     }

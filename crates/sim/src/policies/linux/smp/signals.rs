@@ -82,7 +82,7 @@ mod tests {
         const MS: u64 = 1_000_000;
         // Three hogs and a sleeper (1 ms every 5 ms) on two CPUs for 300 ms.
         let mut sleeper = TaskSpec::cpu("sleeper", 0, MS);
-        sleeper.bursts = [MS, 4 * MS].repeat(60);
+        sleeper.bursts = [MS, 4 * MS].repeat(60).into();
         sleeper.bursts.push(MS);
         let mut tasks: Vec<TaskSpec> = (0..3).map(|i| TaskSpec::cpu(&format!("hog{i}"), 0, 300 * MS)).collect();
         tasks.push(sleeper);
