@@ -244,6 +244,8 @@ fn the_spec_names_what_differs_and_is_tick_driven() {
         by_spec("linux:rr_quantum=10ms,rt_throttle=0,delay_dequeue=0").unwrap().name(),
         "linux:rr_quantum=10ms,rt_throttle=0,delay_dequeue=0"
     );
+    assert_eq!(by_spec("linux:ni_ratio=0,ni_random=1").unwrap().name(), "linux:ni_ratio=0");
+    assert_eq!(by_spec("linux:ni_ratio=1025").err().unwrap().field, "ni_ratio");
     assert_eq!(by_spec("linux:rt_runtime=1200ms").err().unwrap().field, "rt_runtime");
     assert_eq!(by_spec("linux:latency=6ms").err().unwrap().field, "latency", "CFS's tunables are gone");
     assert!(by_spec("linux").unwrap().tick_driven());
@@ -299,4 +301,47 @@ fn a_released_lock_goes_to_the_waiter_of_highest_rt_priority() {
     let r = run(&w, "prio", SimConfig { cpus: 3, ..SimConfig::default() });
     let finish: Vec<u64> = r.tasks.iter().map(|t| t.finish.unwrap() / MS).collect();
     assert_eq!(finish, vec![10, 11, 12]);
+}
+
+/// A task that existed before the run (a replayed trace's task: the workload gives its CPU) is
+/// woken when it arrives, as a SIGCONT wakes it in the kernel: placed with a whole slice, not
+/// the half slice (PLACE_DEADLINE_INITIAL) a forked task gets. One CPU, base slice 0.7 ms: a FIFO
+/// task runs 0–10 ms; X (existed) and then Y (new) arrive at 5 ms, both at V (no lag), so
+/// d(X) = V + 0.7 ms and d(Y) = V + 0.35 ms, and at 10 ms the earlier deadline, Y, runs first.
+/// Were X placed as new too, the deadlines would tie and X, queued first, would run first.
+#[test]
+fn a_task_that_existed_before_the_run_is_woken_not_forked() {
+    let rt = class("fifo", 50, TaskSpec::cpu("rt", 0, 10 * MS));
+    let mut x = TaskSpec::cpu("X", 5 * MS, MS);
+    x.start_cpu = Some(0);
+    let y = TaskSpec::cpu("Y", 5 * MS, MS);
+    let r = run(&one_cpu(vec![rt, x, y]), "linux", SimConfig::default());
+    let first_fair = r.slices.iter().find(|s| s.task != 0).map(|s| (s.task, s.start));
+    assert_eq!(first_fair, Some((2, 10 * MS)), "Y (new, half a slice) runs first: {:?}", runs(&r));
+}
+
+/// NI_RANDOM: a CPU going idle beside an overloaded one balances only as often as its recent
+/// newidle balances succeeded. Two hogs start on CPU 0 and a 1 ms task on CPU 1; when it ends,
+/// CPU 1 goes idle. Without NI_RANDOM (or at a high success ratio) its newidle balance pulls the
+/// waiting hog at once; at ratio 0 (balances that kept failing) the die lets it through 2 times
+/// in 1024, so here CPU 1 waits for CPU 0's next tick (4 ms), which kicks it to balance (NOHZ).
+#[test]
+fn newidle_balancing_follows_its_success_ratio() {
+    let placed = |name: &str, cpu: usize, burst: u64| {
+        let mut t = TaskSpec::cpu(name, 0, burst);
+        t.start_cpu = Some(cpu);
+        t
+    };
+    let w = Workload {
+        cpus: Some(2),
+        tasks: vec![placed("h1", 0, 50 * MS), placed("h2", 0, 50 * MS), placed("short", 1, MS)],
+    };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(20 * MS), ..SimConfig::default() };
+    let pulled_at = |spec: &str| {
+        let r = run(&w, spec, cfg.clone());
+        r.slices.iter().find(|s| s.cpu == 1 && s.task != 2).map(|s| s.start)
+    };
+    assert_eq!(pulled_at("linux:ni_random=0"), Some(MS), "without NI_RANDOM, pulled as CPU 1 goes idle");
+    assert_eq!(pulled_at("linux:ni_ratio=1024"), Some(MS), "a ratio of 1024 lets every balance through");
+    assert_eq!(pulled_at("linux:ni_ratio=0"), Some(4 * MS), "at ratio 0, moved at the next tick instead");
 }

@@ -93,6 +93,10 @@ pub struct LinuxParams {
     pub fair_server_runtime: Dur,
     pub fair_server_period: Dur,
     pub fair: Features,
+    /// NI_RANDOM (6.18.5 on): newidle balancing runs in proportion to its recent success.
+    pub ni_random: bool,
+    /// Each CPU's `sd->newidle_ratio` (0–1024) when the run starts; 512 as `sd_init()` sets it.
+    pub ni_ratio: u32,
 }
 
 impl Default for LinuxParams {
@@ -107,9 +111,14 @@ impl Default for LinuxParams {
             fair_server_runtime: 50_000_000,
             fair_server_period: 1_000_000_000,
             fair: Features::default(),
+            ni_random: true,
+            ni_ratio: NI_RATIO_AT_BOOT,
         }
     }
 }
+
+/// `sd->newidle_ratio` as `sd_init()` sets it: a 50% success rate.
+pub const NI_RATIO_AT_BOOT: u32 = 512;
 
 impl LinuxParams {
     /// From a spec's parameters.
@@ -132,6 +141,8 @@ impl LinuxParams {
             return Err(p.error("fair_server_runtime", "must be more than 0 and at most fair_server_period"));
         }
         let fair = eevdf::features(p)?;
+        let ni_random = p.uint("ni_random", 1, 0, 1)? == 1;
+        let ni_ratio = p.uint("ni_ratio", NI_RATIO_AT_BOOT as u64, 0, 1024)? as u32;
         Ok(LinuxParams {
             rr_quantum,
             rt_runtime,
@@ -142,6 +153,8 @@ impl LinuxParams {
             fair_server_runtime,
             fair_server_period,
             fair,
+            ni_random,
+            ni_ratio,
         })
     }
 
@@ -172,6 +185,12 @@ impl LinuxParams {
         }
         if self.fair_server_period != d.fair_server_period {
             parts.push(format!("fair_server_period={}", ms(self.fair_server_period)));
+        }
+        if self.ni_random != d.ni_random {
+            parts.push(format!("ni_random={}", u8::from(self.ni_random)));
+        }
+        if self.ni_ratio != d.ni_ratio {
+            parts.push(format!("ni_ratio={}", self.ni_ratio));
         }
         let fair = eevdf::label(&self.fair);
         if let Some(rest) = fair.strip_prefix("eevdf:") {
@@ -260,6 +279,10 @@ impl Linux {
             Class::RealTime => rq.rt.enqueue(task, why, now),
             Class::Fair => {
                 rq.fair_arrives(&self.params, now);
+                // A task that existed before the run (a replayed trace's task, released by
+                // SIGCONT) is woken, not forked: placed with its lag and a whole slice, not the
+                // half slice of PLACE_DEADLINE_INITIAL.
+                let why = if why == EnqueueReason::New && task.start_cpu.is_some() { EnqueueReason::Woken } else { why };
                 rq.fair.enqueue(task, why, now);
                 if self.smp.is_some() && why != EnqueueReason::Restored {
                     rq.cfs_front(task.id);
@@ -289,7 +312,7 @@ impl Policy for Linux {
         if cpus != self.rqs.len() {
             self.rqs = (0..cpus).map(|c| CpuRq::new(c, &self.params)).collect();
         }
-        self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec));
+        self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec, self.params.ni_ratio));
         if let Some(smp) = self.smp.as_mut().filter(|_| self.keep_signals) {
             smp.log = Some(smp::signals::SignalLog::default());
         }

@@ -4,7 +4,8 @@
 //!
 //! - When: at a busy CPU's tick once its `next_balance` is due (`sched_balance_trigger()`;
 //!   its interval ×16 while busy); when a CPU is about to go idle and some CPU has two tasks or
-//!   more (`sched_balance_newidle()`: one task at most, this kernel being preemptible); and for
+//!   more (`sched_balance_newidle()`: one task at most, this kernel being preemptible; as often
+//!   as its recent successes say, NI_RANDOM, [`super::newidle`]); and for
 //!   an idle CPU, kicked from a busy CPU's tick when that CPU has two tasks or more
 //!   (`nohz_balancer_kick()`, at most once a tick).
 //! - What (`sched_balance_rq()`): per CPU its load, utilisation and runnable averages (PELT),
@@ -365,11 +366,24 @@ impl Linux {
 
     /// `sched_balance_newidle()` for CPU `i`, about to go idle (its last task stopped and
     /// nothing waits): one fair task from the busiest CPU. True if it got one.
+    /// With NI_RANDOM it first throws the die ([`super::newidle`]).
     pub(crate) fn idle_balance(&mut self, i: CpuId, now: Time) -> bool {
         if !self.rqs[i].scheduling || !self.overloaded() {
             return false;
         }
-        self.balance_rq(i, CpuState::GoingIdle, now) && self.rqs[i].waiting() > 0
+        let weight = if self.params.ni_random {
+            let smp = self.smp.as_mut().expect("smp");
+            let d1k = smp.die.throw();
+            match smp.cpus[i].newidle.roll(d1k) {
+                Some(w) => w,
+                None => return false,
+            }
+        } else {
+            1
+        };
+        let pulled = self.balance_rq(i, CpuState::GoingIdle, now);
+        self.smp.as_mut().expect("smp").cpus[i].newidle.record(weight * u32::from(pulled));
+        pulled && self.rqs[i].waiting() > 0
     }
 
     /// The next tick at which balancing may have something to do.

@@ -12,6 +12,7 @@
 //! it says so there.
 
 pub mod balance;
+pub mod newidle;
 pub mod push;
 pub mod select;
 pub mod signals;
@@ -109,6 +110,8 @@ pub struct CpuSmp {
     pub active: Option<(TaskId, CpuId)>,
     /// Fair tasks a balancer put here since the last timer (they may pre-empt its task).
     pub arrived: Vec<TaskId>,
+    /// How often its newidle balances have been pulling a task (NI_RANDOM).
+    pub newidle: newidle::NewidleStats,
 }
 
 /// The SMP state of the policy.
@@ -127,6 +130,8 @@ pub struct Smp {
     pub nr_idle_scan: usize,
     /// Every update of the fair tasks' signals, when asked for ([`Linux::keep_signals`]).
     pub log: Option<signals::SignalLog>,
+    /// The die of NI_RANDOM.
+    pub die: newidle::Die,
 }
 
 /// The RT/DL signal of a CPU counts only whether such a task runs (`update_rt_rq_load_avg()`).
@@ -144,8 +149,13 @@ pub fn min_interval(cpus: usize) -> Dur {
 }
 
 impl Smp {
-    pub fn new(cpus: usize, tick: Dur) -> Self {
-        let cpu = CpuSmp { balance_interval: min_interval(cpus), ..CpuSmp::default() };
+    /// `ni_ratio`: each CPU's newidle success ratio at the start ([`newidle::NewidleStats`]).
+    pub fn new(cpus: usize, tick: Dur, ni_ratio: u32) -> Self {
+        let cpu = CpuSmp {
+            balance_interval: min_interval(cpus),
+            newidle: newidle::NewidleStats::new(ni_ratio),
+            ..CpuSmp::default()
+        };
         Smp {
             tick: tick.max(1),
             tasks: PerTask::default(),
@@ -154,6 +164,7 @@ impl Smp {
             last_tick: None,
             nr_idle_scan: 0,
             log: None,
+            die: newidle::Die::default(),
         }
     }
 
