@@ -282,7 +282,8 @@ impl Linux {
                 // A task that existed before the run (a replayed trace's task, released by
                 // SIGCONT) is woken, not forked: placed with its lag and a whole slice, not the
                 // half slice of PLACE_DEADLINE_INITIAL.
-                let why = if why == EnqueueReason::New && task.start_cpu.is_some() { EnqueueReason::Woken } else { why };
+                let why =
+                    if why == EnqueueReason::New && task.start_cpu.is_some() { EnqueueReason::Woken } else { why };
                 rq.fair.enqueue(task, why, now);
                 if self.smp.is_some() && why != EnqueueReason::Restored {
                     rq.cfs_front(task.id);
