@@ -312,7 +312,7 @@ pub fn rr_timeslice_ms() -> u64 {
 /// Whether autogroup is on (`/proc/sys/kernel/sched_autogroup_enabled`): SCHED_OTHER tasks of
 /// one session then share one group's CPU share with other sessions.
 pub fn autogroup_enabled() -> bool {
-    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
+    std::fs::read_to_string(crate::autogroup::SETTING).is_ok_and(|s| s.trim() == "1")
 }
 
 /// Refuse to start an RT experiment when RT throttling is off: a runaway SCHED_FIFO loop

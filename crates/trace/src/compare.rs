@@ -200,6 +200,11 @@ fn overlap(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
     sum
 }
 
+/// Time each pid runs in both `a` and `b`, summed over the pids.
+fn same_pid_ns(a: &BTreeMap<Pid, Vec<Run>>, b: &BTreeMap<Pid, Vec<Run>>) -> u64 {
+    a.iter().filter_map(|(p, r)| b.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum()
+}
+
 fn spans(runs: &[Run]) -> Vec<(u64, u64)> {
     union(runs.iter().map(|r| (r.start, r.end)).collect())
 }
@@ -229,8 +234,7 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
         .iter()
         .enumerate()
         .map(|(cpu, (ra, rb))| {
-            let same_task_ns: u64 =
-                ra.iter().filter_map(|(p, r)| rb.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum();
+            let same_task_ns = same_pid_ns(ra, rb);
             let busy = union(ra.values().chain(rb.values()).flatten().map(|r| (r.start, r.end)).collect());
             let busy_ns: u64 = busy.iter().map(|(s, e)| e - s).sum();
             let both_idle_ns = window - busy_ns.min(window);
@@ -252,7 +256,7 @@ pub fn compare(a: &Timeline, b: &Timeline, opts: &CompareOptions) -> Comparison 
             }
         }
     }
-    let any_cpu_ns: u64 = all_a.iter().filter_map(|(p, r)| all_b.get(p).map(|q| overlap(&spans(r), &spans(q)))).sum();
+    let any_cpu_ns = same_pid_ns(&all_a, &all_b);
     Comparison {
         start,
         end,

@@ -600,7 +600,11 @@ impl FairRq {
                     e.rel_deadline = false;
                 }
                 e.carried = false;
-                self.enqueue_entity(t, now, why == EnqueueReason::New);
+                // A task that existed before the run (the workload gives its CPU: a replayed
+                // trace's task, released by SIGCONT) is woken, not forked: a whole slice, not the
+                // half slice of PLACE_DEADLINE_INITIAL.
+                let forked = why == EnqueueReason::New && task.start_cpu.is_none();
+                self.enqueue_entity(t, now, forked);
                 if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
                     self.last_wakee = Some(t);
                 }

@@ -279,11 +279,6 @@ impl Linux {
             Class::RealTime => rq.rt.enqueue(task, why, now),
             Class::Fair => {
                 rq.fair_arrives(&self.params, now);
-                // A task that existed before the run (a replayed trace's task, released by
-                // SIGCONT) is woken, not forked: placed with its lag and a whole slice, not the
-                // half slice of PLACE_DEADLINE_INITIAL.
-                let why =
-                    if why == EnqueueReason::New && task.start_cpu.is_some() { EnqueueReason::Woken } else { why };
                 rq.fair.enqueue(task, why, now);
                 if self.smp.is_some() && why != EnqueueReason::Restored {
                     rq.cfs_front(task.id);
