@@ -246,6 +246,9 @@ fn the_spec_names_what_differs_and_is_tick_driven() {
     );
     assert_eq!(by_spec("linux:ni_ratio=0,ni_random=1").unwrap().name(), "linux:ni_ratio=0");
     assert_eq!(by_spec("linux:ni_ratio=1025").err().unwrap().field, "ni_ratio");
+    assert_eq!(by_spec("linux:stale_capacity=1").unwrap().name(), "linux");
+    assert_eq!(by_spec("linux:stale_capacity=0").unwrap().name(), "linux:stale_capacity=0");
+    assert_eq!(by_spec("linux:stale_capacity=2").err().unwrap().field, "stale_capacity");
     assert_eq!(by_spec("linux:rt_runtime=1200ms").err().unwrap().field, "rt_runtime");
     assert_eq!(by_spec("linux:latency=6ms").err().unwrap().field, "latency", "CFS's tunables are gone");
     assert!(by_spec("linux").unwrap().tick_driven());

@@ -97,6 +97,10 @@ pub struct LinuxParams {
     pub ni_random: bool,
     /// Each CPU's `sd->newidle_ratio` (0–1024) when the run starts; 512 as `sd_init()` sets it.
     pub ni_ratio: u32,
+    /// A CPU's capacity is what it was when that CPU last balanced (`rq->cpu_capacity`, which
+    /// `update_cpu_capacity()` sets for the balancing CPU alone); off, it is taken afresh at
+    /// every use.
+    pub stale_capacity: bool,
 }
 
 impl Default for LinuxParams {
@@ -113,6 +117,7 @@ impl Default for LinuxParams {
             fair: Features::default(),
             ni_random: true,
             ni_ratio: NI_RATIO_AT_BOOT,
+            stale_capacity: true,
         }
     }
 }
@@ -143,6 +148,7 @@ impl LinuxParams {
         let fair = eevdf::features(p)?;
         let ni_random = p.uint("ni_random", 1, 0, 1)? == 1;
         let ni_ratio = p.uint("ni_ratio", NI_RATIO_AT_BOOT as u64, 0, 1024)? as u32;
+        let stale_capacity = p.uint("stale_capacity", 1, 0, 1)? == 1;
         Ok(LinuxParams {
             rr_quantum,
             rt_runtime,
@@ -155,6 +161,7 @@ impl LinuxParams {
             fair,
             ni_random,
             ni_ratio,
+            stale_capacity,
         })
     }
 
@@ -191,6 +198,9 @@ impl LinuxParams {
         }
         if self.ni_ratio != d.ni_ratio {
             parts.push(format!("ni_ratio={}", self.ni_ratio));
+        }
+        if self.stale_capacity != d.stale_capacity {
+            parts.push(format!("stale_capacity={}", u8::from(self.stale_capacity)));
         }
         let fair = eevdf::label(&self.fair);
         if let Some(rest) = fair.strip_prefix("eevdf:") {
@@ -308,7 +318,8 @@ impl Policy for Linux {
         if cpus != self.rqs.len() {
             self.rqs = (0..cpus).map(|c| CpuRq::new(c, &self.params)).collect();
         }
-        self.smp = (cpus > 1).then(|| Smp::new(cpus, self.params.fair.tick_nsec, self.params.ni_ratio));
+        self.smp = (cpus > 1)
+            .then(|| Smp::new(cpus, self.params.fair.tick_nsec, self.params.ni_ratio, self.params.stale_capacity));
         if let Some(smp) = self.smp.as_mut().filter(|_| self.keep_signals) {
             smp.log = Some(smp::signals::SignalLog::default());
         }

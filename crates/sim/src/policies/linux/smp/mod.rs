@@ -112,6 +112,10 @@ pub struct CpuSmp {
     pub arrived: Vec<TaskId>,
     /// How often its newidle balances have been pulling a task (NI_RANDOM).
     pub newidle: newidle::NewidleStats,
+    /// `rq->cpu_capacity` as this CPU last set it when it balanced (None: never, the full
+    /// capacity), and when a newidle balance may set it again (`sgc->next_update`).
+    pub capacity: Option<u64>,
+    pub capacity_next_update: Time,
 }
 
 /// The SMP state of the policy.
@@ -132,6 +136,8 @@ pub struct Smp {
     pub log: Option<signals::SignalLog>,
     /// The die of NI_RANDOM.
     pub die: newidle::Die,
+    /// Capacities are the CPUs' own last settings ([`Smp::capacity`]), not taken afresh.
+    pub stale_capacity: bool,
 }
 
 /// The RT/DL signal of a CPU counts only whether such a task runs (`update_rt_rq_load_avg()`).
@@ -149,8 +155,9 @@ pub fn min_interval(cpus: usize) -> Dur {
 }
 
 impl Smp {
-    /// `ni_ratio`: each CPU's newidle success ratio at the start ([`newidle::NewidleStats`]).
-    pub fn new(cpus: usize, tick: Dur, ni_ratio: u32) -> Self {
+    /// `ni_ratio`: each CPU's newidle success ratio at the start ([`newidle::NewidleStats`]);
+    /// `stale_capacity`: see [`Smp::capacity`].
+    pub fn new(cpus: usize, tick: Dur, ni_ratio: u32, stale_capacity: bool) -> Self {
         let cpu = CpuSmp {
             balance_interval: min_interval(cpus),
             newidle: newidle::NewidleStats::new(ni_ratio),
@@ -165,6 +172,7 @@ impl Smp {
             nr_idle_scan: 0,
             log: None,
             die: newidle::Die::default(),
+            stale_capacity,
         }
     }
 
@@ -230,11 +238,38 @@ impl Smp {
         (load, util.min(SCALE), runnable)
     }
 
-    /// `capacity_of()`: what RT and deadline tasks leave of the CPU (`scale_rt_capacity()`).
+    /// `capacity_of()`: what RT and deadline tasks left of CPU `c` when it last balanced, for
+    /// the kernel updates a CPU's capacity only while that CPU balances (the local group of
+    /// `update_sd_lb_stats()`); every other reader, another CPU's balancer and wake-up placement
+    /// among them, sees that value. Taken afresh when `stale_capacity` is off.
     pub fn capacity(&self, c: CpuId, now: Time) -> u64 {
+        if self.stale_capacity {
+            self.cpus[c].capacity.unwrap_or(SCALE)
+        } else {
+            self.fresh_capacity(c, now)
+        }
+    }
+
+    /// `scale_rt_capacity()` now: what RT and deadline tasks leave of the CPU.
+    fn fresh_capacity(&self, c: CpuId, now: Time) -> u64 {
         let cpu = &self.cpus[c];
         let rt = cpu.rt_pelt.at(now, rt_presence(cpu.rt_running), SCALE).util_avg;
         SCALE.saturating_sub(rt).max(1)
+    }
+
+    /// `update_group_capacity()` of CPU `c`'s own group as it balances: a newidle balance only
+    /// once the last update is `balance_interval` old (`sgc->next_update`), others always.
+    pub fn update_capacity(&mut self, c: CpuId, newidle: bool, now: Time) {
+        if newidle && now < self.cpus[c].capacity_next_update {
+            return;
+        }
+        let interval_ms = self.cpus[c].balance_interval.div_ceil(1_000_000);
+        let tick_ms = (self.tick / 1_000_000).max(1);
+        let jiffies = interval_ms.div_ceil(tick_ms).clamp(1, balance::MAX_INTERVAL_JIFFIES);
+        let fresh = self.fresh_capacity(c, now);
+        let cpu = &mut self.cpus[c];
+        cpu.capacity = Some(fresh);
+        cpu.capacity_next_update = now + jiffies * self.tick;
     }
 }
 
@@ -372,5 +407,51 @@ impl Linux {
         let i = self.task_cpu.get(t);
         let presence = if self.rqs[i].fair.is_delayed(t) { Presence::Delayed } else { Presence::Off };
         self.smp.as_mut().expect("smp").pelt_set(t, now, presence);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Time = 1_000_000;
+
+    /// CPU 1 runs an RT task from 0 to `until`: its RT signal as `scale_rt_capacity()` reads it.
+    fn rt_busy_until(smp: &mut Smp, until: Time) {
+        let cpu = &mut smp.cpus[1];
+        cpu.rt_pelt.update(0, Presence::Off, SCALE);
+        cpu.rt_running = true;
+        cpu.rt_pelt.update(until, Presence::Running, SCALE);
+    }
+
+    #[test]
+    fn a_cpu_capacity_is_what_it_was_when_that_cpu_last_balanced() {
+        // 2 CPUs, HZ=250, balance_interval 2 ms: a newidle update may come again after
+        // ceil(2 / 4) = 1 jiffy = 4 ms.
+        let mut smp = Smp::new(2, 4 * MS, 512, true);
+        rt_busy_until(&mut smp, 20 * MS);
+        let fresh_20 = smp.fresh_capacity(1, 20 * MS);
+        assert!(fresh_20 < 700, "20 ms of RT take a third of the CPU: {fresh_20}");
+        // Never balanced: the full capacity, whatever RT ran.
+        assert_eq!(smp.capacity(1, 20 * MS), SCALE);
+        // CPU 1 balances at 20 ms: its capacity is set then, and read as such later on.
+        smp.update_capacity(1, false, 20 * MS);
+        assert_eq!(smp.capacity(1, 20 * MS), fresh_20);
+        let fresh_40 = smp.fresh_capacity(1, 40 * MS);
+        assert!(fresh_40 < fresh_20, "RT still runs: {fresh_40} < {fresh_20}");
+        assert_eq!(smp.capacity(1, 40 * MS), fresh_20);
+        // A newidle balance before sgc->next_update (24 ms) leaves it; one after sets it.
+        smp.update_capacity(1, true, 23 * MS);
+        assert_eq!(smp.capacity(1, 40 * MS), fresh_20);
+        smp.update_capacity(1, true, 40 * MS);
+        assert_eq!(smp.capacity(1, 40 * MS), fresh_40);
+        // CPU 0's balancing does not touch CPU 1's capacity.
+        smp.update_capacity(0, false, 60 * MS);
+        assert_eq!(smp.capacity(1, 60 * MS), fresh_40);
+        assert_eq!(smp.capacity(0, 60 * MS), SCALE);
+        // With stale_capacity off, every read is taken afresh.
+        let mut fresh = Smp::new(2, 4 * MS, 512, false);
+        rt_busy_until(&mut fresh, 20 * MS);
+        assert_eq!(fresh.capacity(1, 40 * MS), fresh_40);
     }
 }
