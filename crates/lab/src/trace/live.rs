@@ -197,11 +197,16 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         if alive.is_empty() {
             break;
         }
-        // Threads a task starts (the pingpong pair) inherit its scheduling: record them too.
+        // Threads a task starts (the pingpong pair) inherit its scheduling: record them too. A
+        // thread may pin itself once released (`workload pingpong --split`): its affinity is
+        // read from the kernel, the last reading kept.
         for (c, t) in children.iter().zip(tasks) {
             for (i, tid) in schedlab_os::procfs::threads(c.pid()).into_iter().enumerate() {
+                let cpus = narrowed(t.cpus.as_deref(), schedlab_os::affinity::get_affinity(tid).ok());
                 if i > 0 {
-                    meta.insert(meta::from_params(tid, schedlab_os::procfs::comm(tid), &t.sched, t.cpus.clone()));
+                    meta.insert(meta::from_params(tid, schedlab_os::procfs::comm(tid), &t.sched, cpus));
+                } else {
+                    meta.set_affinity(tid, cpus);
                 }
                 if let Some(sig) = sched_signals::read(tid) {
                     signals.entry(tid).or_default().push((monotonic_ns(), sig));
@@ -225,9 +230,40 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals })
 }
 
+/// A thread's affinity: what the controller gave its task, unless the thread has since narrowed
+/// it itself (a strict subset: pinned to fewer CPUs).
+fn narrowed(given: Option<&[usize]>, read: Option<Vec<usize>>) -> Option<Vec<usize>> {
+    let online = schedlab_os::affinity::online_cpus();
+    match read {
+        Some(r) if !r.is_empty() && r.len() < given.map_or(online, <[usize]>::len) => {
+            if given.is_none_or(|g| r.iter().all(|c| g.contains(c))) {
+                Some(r)
+            } else {
+                given.map(<[usize]>::to_vec)
+            }
+        }
+        _ => given.map(<[usize]>::to_vec),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_that_pinned_itself_keeps_its_narrower_affinity() {
+        // The controller gave the task CPUs 0 and 1; the thread pinned itself to 1.
+        assert_eq!(narrowed(Some(&[0, 1]), Some(vec![1])), Some(vec![1]));
+        // Unchanged, unreadable (gone), or wider than given: what the controller gave.
+        assert_eq!(narrowed(Some(&[0, 1]), Some(vec![0, 1])), Some(vec![0, 1]));
+        assert_eq!(narrowed(Some(&[1]), None), Some(vec![1]));
+        assert_eq!(narrowed(Some(&[1]), Some(vec![0, 1])), Some(vec![1]));
+        // Not a subset of what was given: not the thread's own narrowing; keep what was given.
+        assert_eq!(narrowed(Some(&[0, 1]), Some(vec![2])), Some(vec![0, 1]));
+        // A task given no affinity (SCHED_DEADLINE) keeps none unless it pinned itself.
+        let all: Vec<usize> = (0..schedlab_os::affinity::online_cpus()).collect();
+        assert_eq!(narrowed(None, Some(all)), None);
+    }
 
     #[test]
     fn workload_tasks_become_bursts_children() {

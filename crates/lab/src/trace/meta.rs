@@ -73,6 +73,13 @@ impl Collector {
         self.tasks.insert(m.pid, m);
     }
 
+    /// A known task's CPU affinity as read now (a task may change it after it starts).
+    pub fn set_affinity(&mut self, tid: i32, cpus: Option<Vec<usize>>) {
+        if let Some(m) = self.tasks.get_mut(&tid) {
+            m.affinity = cpus;
+        }
+    }
+
     /// The sidecar.
     /// The sidecar; `steal_ns`: what the hypervisor took from each CPU during the recording.
     pub fn finish(self, cpus: usize, steal_ns: Option<Vec<u64>>, cpu_times: Option<CpuTimes>) -> TraceMeta {
