@@ -20,6 +20,9 @@ pub enum Behaviour {
     Periodic { run_ms: f64, sleep_ms: f64 },
     /// Two threads passing a byte back and forth with `work_us` of CPU per message.
     PingPong { work_us: u64 },
+    /// The same pair, each thread pinning itself to its own CPU (case CPUs `ping`, `pong`):
+    /// every message crosses CPUs, and no balancer decides the layout.
+    SplitPingPong { work_us: u64, ping: usize, pong: usize },
 }
 
 /// One task of a case.
@@ -162,9 +165,24 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog — and it is decided by the first periodic balance, which moves a hog live and, in most repeats, a pair thread in the model (which task is taken depends on which one runs at that tick and which ran in the last 0.5 ms); with the layout forced, the model's split layout agrees within 10% on the message rate",
+                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog — and it is decided at the start or by the first balances, which take a hog or a pair thread, live and in the model alike, depending on which one runs at that tick and which ran in the last 0.5 ms; with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
+            },
+            Case {
+                name: "pingpong-split-hogs-2cpu",
+                what: "a ping-pong pair split across two CPUs (each thread pinned to its own) with a CPU hog pinned \
+                       beside each: pingpong-hogs-2cpu with the layout fixed, so every wake-up crosses CPUs and \
+                       pre-empts a hog",
+                cpus: 2,
+                model_limits: Some(
+                "each message wakes a thread on the other CPU, where it pre-empts the hog or waits for the hog's tick; the model draws the cross-CPU wake-up delays from the probe's own split pair, and lacks the live wake-ups that wait for the hog's next tick",
+                ),
+                tasks: vec![
+                    CaseTask::other("pingpong", SplitPingPong { work_us: 50, ping: 0, pong: 1 }, 0),
+                    hog("hog-a", 0).on(0),
+                    hog("hog-b", 0).on(1),
+                ],
             },
             Case {
                 name: "fifo-over-other-2cpu",
@@ -224,7 +242,7 @@ impl CaseTask {
                     repeat.to_string(),
                 ]
             }
-            Behaviour::PingPong { work_us } => vec![
+            Behaviour::PingPong { work_us } | Behaviour::SplitPingPong { work_us, .. } => vec![
                 "pingpong".into(),
                 "--stopped-start".into(),
                 "--for".into(),
@@ -267,6 +285,9 @@ impl Case {
                     (None, _) => Some(host_cpus.to_vec()),
                 };
                 let mut argv = t.argv(exe, duration_ns);
+                if let Behaviour::SplitPingPong { ping, pong, .. } = t.behaviour {
+                    argv.extend(["--split".to_string(), format!("{},{}", host_cpus[ping], host_cpus[pong])]);
+                }
                 if let Some(dir) = gaps_dir.filter(|_| t.rt_hog()) {
                     argv.extend(["--gaps-out".to_string(), gaps_file(dir, t.name).display().to_string()]);
                 }
@@ -301,6 +322,12 @@ mod tests {
         let live = dl.live_tasks(exe, &[0, 1], 1_000 * MS, None).unwrap();
         assert_eq!((live[0].sched.runtime_ns, live[0].sched.period_ns), (2 * MS, 10 * MS));
         assert_eq!((live[1].cpus.clone(), live[2].cpus.clone()), (Some(vec![0]), Some(vec![1])));
+        // The split pair pins its threads itself, to the host CPUs behind the case's 0 and 1.
+        let split = suite(true).into_iter().find(|c| c.name == "pingpong-split-hogs-2cpu").unwrap();
+        let live = split.live_tasks(exe, &[2, 3], 1_000 * MS, None).unwrap();
+        assert_eq!(live[0].argv[2..3], ["pingpong".to_string()]);
+        assert_eq!(live[0].argv[live[0].argv.len() - 2..], ["--split", "2,3"].map(String::from));
+        assert_eq!((live[1].cpus.clone(), live[2].cpus.clone()), (Some(vec![2]), Some(vec![3])));
         let sleepers = suite(false).into_iter().find(|c| c.name == "sleepers-vs-hog").unwrap();
         let live = sleepers.live_tasks(exe, &[1], 1_000 * MS, None).unwrap();
         assert_eq!(
