@@ -225,8 +225,8 @@ impl CaseTask {
     }
 
     /// `schedlab workload …` arguments that do what the task does for `duration_ns` (and a
-    /// little longer: the run is stopped from outside).
-    fn argv(&self, exe: &Path, duration_ns: u64) -> Vec<String> {
+    /// little longer: the run is stopped from outside); `host_cpus[i]` is the case's CPU `i`.
+    fn argv(&self, exe: &Path, duration_ns: u64, host_cpus: &[usize]) -> Vec<String> {
         let mut argv = vec![exe.display().to_string(), "workload".into()];
         let more: Vec<String> = match self.behaviour {
             Behaviour::Hog => vec!["bursts".into(), "--stopped-start".into(), "--ms".into(), "inf".into()],
@@ -242,14 +242,20 @@ impl CaseTask {
                     repeat.to_string(),
                 ]
             }
-            Behaviour::PingPong { work_us } | Behaviour::SplitPingPong { work_us, .. } => vec![
-                "pingpong".into(),
-                "--stopped-start".into(),
-                "--for".into(),
-                format!("{}ms", duration_ns / MS + 1000),
-                "--work".into(),
-                format!("{work_us}us"),
-            ],
+            Behaviour::PingPong { work_us } | Behaviour::SplitPingPong { work_us, .. } => {
+                let mut v = vec![
+                    "pingpong".into(),
+                    "--stopped-start".into(),
+                    "--for".into(),
+                    format!("{}ms", duration_ns / MS + 1000),
+                    "--work".into(),
+                    format!("{work_us}us"),
+                ];
+                if let Behaviour::SplitPingPong { ping, pong, .. } = self.behaviour {
+                    v.extend(["--split".to_string(), format!("{},{}", host_cpus[ping], host_cpus[pong])]);
+                }
+                v
+            }
         };
         argv.extend(more);
         argv
@@ -284,10 +290,7 @@ impl Case {
                     (Some(p), _) => Some(p.iter().map(|&i| host_cpus[i]).collect()),
                     (None, _) => Some(host_cpus.to_vec()),
                 };
-                let mut argv = t.argv(exe, duration_ns);
-                if let Behaviour::SplitPingPong { ping, pong, .. } = t.behaviour {
-                    argv.extend(["--split".to_string(), format!("{},{}", host_cpus[ping], host_cpus[pong])]);
-                }
+                let mut argv = t.argv(exe, duration_ns, host_cpus);
                 if let Some(dir) = gaps_dir.filter(|_| t.rt_hog()) {
                     argv.extend(["--gaps-out".to_string(), gaps_file(dir, t.name).display().to_string()]);
                 }

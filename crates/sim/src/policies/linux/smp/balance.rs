@@ -36,7 +36,7 @@ const BUSY_FACTOR: u64 = 16;
 /// `sd->cache_nice_tries`.
 const CACHE_NICE_TRIES: u32 = 1;
 /// `max_load_balance_interval` (jiffies) on a small machine.
-pub(super) const MAX_INTERVAL_JIFFIES: u64 = 50;
+const MAX_INTERVAL_JIFFIES: u64 = 50;
 
 /// `enum cpu_idle_type`: the balancing CPU is busy, idle, or about to go idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +272,8 @@ impl Linux {
 
     /// `sched_balance_rq()` for `dst`: true if a task moved (or an active balance started).
     fn balance_rq(&mut self, dst: CpuId, idle: CpuState, now: Time) -> bool {
-        self.smp.as_mut().expect("smp").update_capacity(dst, idle == CpuState::GoingIdle, now);
+        let capacity_interval = self.balance_interval(dst, false);
+        self.smp.as_mut().expect("smp").update_capacity(dst, idle == CpuState::GoingIdle, now, capacity_interval);
         let found = self.find_imbalance(dst, idle, now);
         let smp = self.smp.as_mut().expect("smp");
         let min = super::min_interval(self.rqs.len());

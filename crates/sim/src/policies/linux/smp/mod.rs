@@ -258,18 +258,16 @@ impl Smp {
     }
 
     /// `update_group_capacity()` of CPU `c`'s own group as it balances: a newidle balance only
-    /// once the last update is `balance_interval` old (`sgc->next_update`), others always.
-    pub fn update_capacity(&mut self, c: CpuId, newidle: bool, now: Time) {
+    /// once the last update is `interval` old (`sgc->next_update`: its `balance_interval` in
+    /// jiffies), others always.
+    pub fn update_capacity(&mut self, c: CpuId, newidle: bool, now: Time, interval: Dur) {
         if newidle && now < self.cpus[c].capacity_next_update {
             return;
         }
-        let interval_ms = self.cpus[c].balance_interval.div_ceil(1_000_000);
-        let tick_ms = (self.tick / 1_000_000).max(1);
-        let jiffies = interval_ms.div_ceil(tick_ms).clamp(1, balance::MAX_INTERVAL_JIFFIES);
         let fresh = self.fresh_capacity(c, now);
         let cpu = &mut self.cpus[c];
         cpu.capacity = Some(fresh);
-        cpu.capacity_next_update = now + jiffies * self.tick;
+        cpu.capacity_next_update = now + interval;
     }
 }
 
@@ -428,6 +426,7 @@ mod tests {
     fn a_cpu_capacity_is_what_it_was_when_that_cpu_last_balanced() {
         // 2 CPUs, HZ=250, balance_interval 2 ms: a newidle update may come again after
         // ceil(2 / 4) = 1 jiffy = 4 ms.
+        const NEXT: Time = 4 * MS;
         let mut smp = Smp::new(2, 4 * MS, 512, true);
         rt_busy_until(&mut smp, 20 * MS);
         let fresh_20 = smp.fresh_capacity(1, 20 * MS);
@@ -435,18 +434,18 @@ mod tests {
         // Never balanced: the full capacity, whatever RT ran.
         assert_eq!(smp.capacity(1, 20 * MS), SCALE);
         // CPU 1 balances at 20 ms: its capacity is set then, and read as such later on.
-        smp.update_capacity(1, false, 20 * MS);
+        smp.update_capacity(1, false, 20 * MS, NEXT);
         assert_eq!(smp.capacity(1, 20 * MS), fresh_20);
         let fresh_40 = smp.fresh_capacity(1, 40 * MS);
         assert!(fresh_40 < fresh_20, "RT still runs: {fresh_40} < {fresh_20}");
         assert_eq!(smp.capacity(1, 40 * MS), fresh_20);
         // A newidle balance before sgc->next_update (24 ms) leaves it; one after sets it.
-        smp.update_capacity(1, true, 23 * MS);
+        smp.update_capacity(1, true, 23 * MS, NEXT);
         assert_eq!(smp.capacity(1, 40 * MS), fresh_20);
-        smp.update_capacity(1, true, 40 * MS);
+        smp.update_capacity(1, true, 40 * MS, NEXT);
         assert_eq!(smp.capacity(1, 40 * MS), fresh_40);
         // CPU 0's balancing does not touch CPU 1's capacity.
-        smp.update_capacity(0, false, 60 * MS);
+        smp.update_capacity(0, false, 60 * MS, NEXT);
         assert_eq!(smp.capacity(1, 60 * MS), fresh_40);
         assert_eq!(smp.capacity(0, 60 * MS), SCALE);
         // With stale_capacity off, every read is taken afresh.
