@@ -279,9 +279,9 @@ proptest! {
             // a run without per-task records computes the same overall metrics.
             prop_assert_eq!(&r.overall, &metrics::overall(&r.tasks, cpus, r.overall.makespan));
             let mut p = by_spec(&spec).unwrap();
-            let lean = simulate(&w, p.as_mut(), &SimConfig { task_results: false, ..cfg.clone() });
-            prop_assert!(lean.tasks.is_empty());
-            prop_assert_eq!((&lean.overall, lean.events), (&r.overall, r.events));
+            let totals = simulate(&w, p.as_mut(), &SimConfig { task_results: false, ..cfg.clone() });
+            prop_assert!(totals.tasks.is_empty());
+            prop_assert_eq!((&totals.overall, totals.events), (&r.overall, r.events));
             let mut per: Vec<Box<dyn schedlab_sim::Policy>> =
                 (0..cpus).map(|_| Box::new(Checked::new(by_spec(&spec).unwrap(), calls.clone())) as _).collect();
             let r = simulate_per_cpu(&w, &mut per, &cfg);
@@ -291,36 +291,55 @@ proptest! {
     }
 }
 
-/// One CPU, tasks of one CPU burst: what the engine runs in its lean form.
+/// One CPU, tasks of one CPU burst (some of none, some with a deadline), arrivals in id order
+/// or not: what the engine runs in its plain form.
 fn plain_workload_strategy() -> impl Strategy<Value = Workload> {
-    prop::collection::vec((0u64..40_000, 1u64..15_000, 0i32..5, 0u32..6, -5i32..6), 1..40).prop_map(|tasks| {
-        let tasks = tasks
+    let task = (0u64..40_000, 0u64..15_000, 0i32..5, 0u32..6, -5i32..6, prop::option::weighted(0.2, 1u64..20_000));
+    (prop::collection::vec(task, 1..40), any::<bool>()).prop_map(|(tasks, sorted)| {
+        let mut tasks: Vec<TaskSpec> = tasks
             .into_iter()
             .enumerate()
-            .map(|(i, (arr, burst, priority, weight, nice))| TaskSpec {
-                priority,
-                weight,
-                nice,
-                ..TaskSpec::cpu(&format!("T{i}"), arr * US, burst * US)
+            .map(|(i, (arr, burst, priority, weight, nice, deadline))| {
+                let mut t =
+                    TaskSpec { priority, weight, nice, ..TaskSpec::cpu(&format!("T{i}"), arr * US, burst * US) };
+                if let Some(d) = deadline {
+                    t.deadline = Some(d * US);
+                }
+                t
             })
             .collect();
+        if sorted {
+            tasks.sort_by_key(|t| t.arrival);
+        }
         Workload { cpus: Some(1), tasks }
     })
+}
+
+/// What a plain run may ask besides its workload: a switch cost, a horizon, per-task results.
+fn plain_config_strategy() -> impl Strategy<Value = SimConfig> {
+    (prop::sample::select(vec![0u64, 1, 300 * US]), prop::option::weighted(0.3, 0u64..300_000), any::<bool>()).prop_map(
+        |(switch_cost, horizon, task_results)| SimConfig {
+            switch_cost,
+            horizon: horizon.map(|h| h * US),
+            task_results,
+            record_slices: false,
+            ..SimConfig::default()
+        },
+    )
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// Plain runs of policies that never pre-empt take the lean engine unless invariants are
-    /// checked; both forms must give the same result, byte for byte.
+    /// Plain runs of policies that never pre-empt take the plain engine unless invariants are
+    /// checked; both engines must give the same result, field for field.
     #[test]
-    fn the_lean_engine_agrees_with_the_general_one(w in plain_workload_strategy()) {
+    fn the_plain_engine_agrees_with_the_general_one(w in plain_workload_strategy(), cfg in plain_config_strategy()) {
         for spec in specs() {
-            let lean_cfg = SimConfig { record_slices: false, ..SimConfig::default() };
-            let lean = simulate(&w, by_spec(&spec).unwrap().as_mut(), &lean_cfg);
-            let general_cfg = SimConfig { check_invariants: true, ..lean_cfg };
+            let plain = simulate(&w, by_spec(&spec).unwrap().as_mut(), &cfg);
+            let general_cfg = SimConfig { check_invariants: true, ..cfg.clone() };
             let general = simulate(&w, by_spec(&spec).unwrap().as_mut(), &general_cfg);
-            prop_assert_eq!(&lean, &general, "{}", spec);
+            prop_assert_eq!(&plain, &general, "{}", spec);
         }
     }
 }

@@ -14,17 +14,9 @@ use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
 use std::collections::{HashMap, VecDeque};
 
-#[cfg(test)]
-thread_local! {
-    /// A deliberately broken lean engine, for the negative control of the lean/general
-    /// equivalence: when set, the lean engine records every finish 1 ns late.
-    static LEAN_FINISHES_LATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// `LEAN`: compiled for the plainest runs (see [`can_run_lean`]), which large sweeps and the
-/// benchmark are: one CPU, so the loops over CPUs become straight code; and nothing that would
-/// ever enter the event heap or take a lock, so those checks go from every event.
-pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const LEAN: bool> {
+/// The general engine: any number of CPUs and run queues, every kind of event (plain runs
+/// take plain.rs instead).
+pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
     pub(super) w: &'w Workload,
     pub(super) cfg: SimConfig,
     pub(super) queues: Vec<&'p mut P>,
@@ -60,9 +52,8 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized, const LEAN: bool> {
     unfinished: usize,
 }
 
-impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
+impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig, scan: &SpecScan) -> Self {
-        assert!(!LEAN || can_run_lean(cfg, &queues, scan), "the lean engine cannot run this");
         let sorted = scan.sorted;
         let n = w.tasks.len();
         let (order, tasks) = if sorted {
@@ -103,16 +94,6 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         e
     }
 
-    /// Number of CPUs (the constant 1 in the lean engine).
-    #[inline(always)]
-    fn cpu_count(&self) -> usize {
-        if LEAN {
-            1
-        } else {
-            self.cpus.len()
-        }
-    }
-
     /// What the policy may know about `t` (a few loads and stores; nothing is cloned).
     #[inline]
     pub(super) fn view(&self, t: TaskId) -> TaskView<'w> {
@@ -140,13 +121,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         // Stop at the first instant past the horizon, or when nothing is left (Time::MAX).
         let stop_at = self.cfg.horizon.map_or(Time::MAX, |h| h.saturating_add(1));
         while self.unfinished > 0 {
-            let next_stop = if LEAN {
-                self.cpus[0].stop_at
-            } else {
-                self.cpus.iter().map(|c| c.stop_at.min(c.wake_at).min(c.preempt_at)).min().unwrap_or(NONE)
-            };
-            let next_event = if LEAN { Time::MAX } else { self.events_q.next_time().unwrap_or(Time::MAX) };
-            let next_timer = if LEAN { Time::MAX } else { self.next_timer() };
+            let next_stop = self.cpus.iter().map(|c| c.stop_at.min(c.wake_at).min(c.preempt_at)).min().unwrap_or(NONE);
+            let next_event = self.events_q.next_time().unwrap_or(Time::MAX);
+            let next_timer = self.next_timer();
             let t = self.arrival_at.min(next_event).min(next_stop).min(next_timer.max(self.now));
             if t >= stop_at {
                 break;
@@ -163,23 +140,21 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     continue;
                 }
                 // Releases and I/O completions, then CPU stops in the order they were set.
-                if let Some(kind) = if LEAN { None } else { self.events_q.pop_due_early(t) } {
+                if let Some(kind) = self.events_q.pop_due_early(t) {
                     self.events += 1;
                     self.handle(kind);
                     continue;
                 }
                 // Then wake-ups tasks give as they run, and pre-emptions that were deferred.
-                if !LEAN {
-                    if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].wake_at == t) {
-                        self.events += 1;
-                        self.fire_wake(c);
-                        continue;
-                    }
-                    if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].preempt_at == t) {
-                        self.events += 1;
-                        self.fire_preempt(c);
-                        continue;
-                    }
+                if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].wake_at == t) {
+                    self.events += 1;
+                    self.fire_wake(c);
+                    continue;
+                }
+                if let Some(c) = (0..self.cpus.len()).find(|&c| self.cpus[c].preempt_at == t) {
+                    self.events += 1;
+                    self.fire_preempt(c);
+                    continue;
                 }
                 if let Some(c) = self.due_cpu(t) {
                     self.events += 1;
@@ -187,7 +162,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     self.stop(c, EnqueueReason::SliceExpired);
                     continue;
                 }
-                match if LEAN { None } else { self.events_q.pop_due(t) } {
+                match self.events_q.pop_due(t) {
                     Some(kind) => {
                         self.events += 1;
                         self.handle(kind);
@@ -195,11 +170,11 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
                     None => break,
                 }
             }
-            if !LEAN && next_timer <= t {
+            if next_timer <= t {
                 self.fire_timers();
             }
             self.dispatch_idle();
-            if !LEAN && self.cfg.check_invariants {
+            if self.cfg.check_invariants {
                 self.check_idle();
             }
         }
@@ -225,7 +200,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// The CPU whose live stop is due at `t` and was set first.
     #[inline]
     fn due_cpu(&self, t: Time) -> Option<CpuId> {
-        if self.cpu_count() == 1 {
+        if self.cpus.len() == 1 {
             return (self.cpus[0].stop_at == t).then_some(0);
         }
         (0..self.cpus.len()).filter(|&c| self.cpus[c].stop_at == t).min_by_key(|&c| self.cpus[c].stop_seq)
@@ -298,10 +273,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             // Sorted arrivals: state is created now, in index order.
             self.tasks.push(TaskState::new(spec));
         }
-        if !LEAN && !spec.locks.is_empty() {
+        if !spec.locks.is_empty() {
             self.locks.get_or_insert_with(|| Locks::new(self.w.tasks.len())).register(t, spec);
         }
-        if !LEAN && spec.jobs > 1 {
+        if spec.jobs > 1 {
             if let Some(p) = spec.period {
                 self.events_q.push(spec.arrival + p, false, Kind::Release(t));
             }
@@ -334,7 +309,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let (deadline, period) = spec.rare.as_deref().map_or((None, None), |r| (r.deadline, r.period));
         ts.deadline = deadline.or(period).map_or(NONE, |d| release + d);
         ts.job = period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
-        if !LEAN && self.cfg.on_miss == OnMiss::Abort && ts.deadline != NONE {
+        if self.cfg.on_miss == OnMiss::Abort && ts.deadline != NONE {
             // Late: after the CPU stops of that instant, so a job ending on its deadline is done.
             self.events_q.push(ts.deadline, true, Kind::Deadline(t));
         }
@@ -422,7 +397,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// timer or device).
     #[inline]
     pub(super) fn make_ready_from(&mut self, t: TaskId, why: EnqueueReason, from: u32) {
-        if !LEAN && why == EnqueueReason::Woken {
+        if why == EnqueueReason::Woken {
             let ts = &mut self.tasks[t];
             ts.woken_at = self.now;
             ts.woken_from = from;
@@ -441,7 +416,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         if !self.queues[q].may_preempt() {
             return;
         }
-        if !LEAN && self.queues.len() == 1 {
+        if self.queues.len() == 1 {
             if let Some(c) = self.queues[0].placed_on(t) {
                 // The policy put it in CPU c's queue: c picks it if idle, else it may pre-empt c.
                 if let Some(r) = self.cpus[c].running {
@@ -453,10 +428,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             }
         }
         let serving = |c: CpuId| self.queues.len() == 1 || c == q;
-        if (0..self.cpu_count()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
+        if (0..self.cpus.len()).any(|c| serving(c) && self.cpus[c].running.is_none() && self.allowed(t, c)) {
             return;
         }
-        let victim = (0..self.cpu_count()).find(|&c| {
+        let victim = (0..self.cpus.len()).find(|&c| {
             serving(c) && self.allowed(t, c) && self.cpus[c].running.is_some_and(|r| self.queues[q].preempts(t, r, now))
         });
         if let Some(c) = victim {
@@ -485,7 +460,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     /// How long the task running on `c` runs on when `t`, woken now, pre-empts it.
     fn preempt_delay(&self, t: TaskId, c: CpuId) -> Dur {
         let ts = &self.tasks[t];
-        if LEAN || ts.woken_at != self.now {
+        if ts.woken_at != self.now {
             return 0;
         }
         let d = &self.cfg.wake;
@@ -625,12 +600,10 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let cpu = &mut self.cpus[c];
         let t = cpu.running.take().expect("running");
         cpu.stopped_at = now;
-        if !LEAN {
-            cpu.wake_at = NONE;
-            cpu.preempt_at = NONE;
-            cpu.preempt_for = TaskId::MAX;
-            cpu.slice_end = NONE;
-        }
+        cpu.wake_at = NONE;
+        cpu.preempt_at = NONE;
+        cpu.preempt_for = TaskId::MAX;
+        cpu.slice_end = NONE;
         if cpu.stop_at != NONE {
             // Stopped before its stop came due (pre-empted): the stop stays an event that is
             // counted when due and then ignored, as a stale one.
@@ -642,7 +615,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let ran = (now - start).min(ts.remaining);
         ts.remaining -= ran;
         ts.cpu += ran;
-        if !LEAN && self.cfg.record_slices && ran > 0 {
+        if self.cfg.record_slices && ran > 0 {
             self.slices.push(Slice { task: t, cpu: c, start, end: start + ran, job: ts.job, burst: ts.burst_idx });
         }
         let q = ts.queue as usize;
@@ -652,7 +625,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
 
     /// Stop what runs on CPU `c`; requeue it with `why` if its burst is not done.
     pub(super) fn stop(&mut self, c: CpuId, why: EnqueueReason) {
-        if !LEAN && why == EnqueueReason::SliceExpired && !self.pending.is_empty() && self.run_on_through_wait(c) {
+        if why == EnqueueReason::SliceExpired && !self.pending.is_empty() && self.run_on_through_wait(c) {
             return;
         }
         let now = self.now;
@@ -665,14 +638,14 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
             self.queue_ready(t, why);
             return;
         }
-        if !LEAN && self.locks.is_some() {
+        if self.locks.is_some() {
             // No longer running: dropping its inherited priority is no business of the policy.
             self.tasks[t].phase = Phase::Stopped;
             self.release_locks(t);
         }
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
-        if !LEAN && (ts.burst_idx as usize) + 1 < spec.bursts.len() {
+        if (ts.burst_idx as usize) + 1 < spec.bursts.len() {
             let io = ts.burst_idx as usize / 2;
             if spec.rare.as_deref().is_some_and(|r| r.until_woken.binary_search(&io).is_ok()) {
                 self.wait_for_wake(t, why);
@@ -691,7 +664,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.jobs_done += 1;
         if ts.deadline != NONE && now > ts.deadline {
             ts.misses += 1;
-            if !LEAN && self.cfg.on_miss == OnMiss::Skip {
+            if self.cfg.on_miss == OnMiss::Skip {
                 // Releases at or after the deadline came while this job was late.
                 if let Some(waiting) = self.backlog.get_mut(&t) {
                     let before = waiting.len();
@@ -708,8 +681,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
     fn after_job(&mut self, t: TaskId, tell_blocked: bool) {
         let now = self.now;
         let spec = &self.w.tasks[t];
-        let next =
-            if LEAN || self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
+        let next = if self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
         let ts = &mut self.tasks[t];
         if let Some(rel) = next {
             self.start_job(t, rel, EnqueueReason::Woken);
@@ -722,10 +694,6 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         } else {
             ts.phase = Phase::Done;
             ts.finish = now;
-            #[cfg(test)]
-            if LEAN && LEAN_FINISHES_LATE.with(std::cell::Cell::get) {
-                ts.finish += 1;
-            }
             self.acc.add(&ts.sums(spec));
             self.unfinished -= 1;
             let q = ts.queue as usize;
@@ -814,11 +782,11 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
 
     #[inline]
     fn dispatch_idle(&mut self) {
-        if LEAN || (self.queues.len() == 1 && self.locks.is_none()) {
+        if self.queues.len() == 1 && self.locks.is_none() {
             // The common case, kept small for the compiler: one global queue, no locks to take,
             // so a picked task simply runs.
             let now = self.now;
-            for c in 0..self.cpu_count() {
+            for c in 0..self.cpus.len() {
                 if self.cpus[c].running.is_none() {
                     if let Some(pick) = self.queues[0].pick_next(c, now) {
                         self.start(c, pick.task, pick.slice);
@@ -898,7 +866,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         let switch = self.cpus[c].last_task.is_some_and(|l| l != t);
         let mut work_start = now + if switch { self.cfg.switch_cost } else { 0 };
         let ts = &mut self.tasks[t];
-        if !LEAN && ts.woken_at != NONE {
+        if ts.woken_at != NONE {
             // Woken this instant onto a CPU that was idle: it starts once the CPU is out of idle.
             let cpu = &self.cpus[c];
             let was_idle = cpu.last_task.is_none() || cpu.stopped_at < now;
@@ -922,7 +890,7 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         ts.first_run = ts.first_run.min(work_start);
         let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
         let mut stop_at = work_start + run;
-        if !LEAN && self.cfg.tick.is_some() && run < ts.remaining {
+        if self.cfg.tick.is_some() && run < ts.remaining {
             stop_at = at_tick(stop_at, self.cfg.tick, work_start + ts.remaining);
             stop_at = self.first_read(t, work_start, work_start + run, stop_at);
         }
@@ -932,11 +900,9 @@ impl<'w, 'p, P: Policy + ?Sized, const LEAN: bool> Engine<'w, 'p, P, LEAN> {
         cpu.work_start = work_start;
         cpu.stop_at = stop_at;
         cpu.stop_seq = self.events_q.take_seq();
-        if !LEAN {
-            cpu.slice_end = slice.map_or(NONE, |s| work_start + s.max(1));
-            if !self.pending.is_empty() {
-                self.arm_wake(c);
-            }
+        cpu.slice_end = slice.map_or(NONE, |s| work_start + s.max(1));
+        if !self.pending.is_empty() {
+            self.arm_wake(c);
         }
     }
 
@@ -1008,21 +974,6 @@ pub(super) struct SpecScan {
     pub wakes: bool,
 }
 
-/// Can the `LEAN` engine run this? One CPU and queue, no tick, plain tasks, a policy that never
-/// pre-empts (a pre-empted slice's stop would go to the heap), no slice records, no invariant
-/// checks.
-pub(super) fn can_run_lean<P: Policy + ?Sized>(cfg: &SimConfig, queues: &[&mut P], scan: &SpecScan) -> bool {
-    cfg.cpus == 1
-        && cfg.tick.is_none()
-        && queues.len() == 1
-        && scan.plain
-        && !queues[0].may_preempt()
-        && !cfg.record_slices
-        && !cfg.check_invariants
-        && cfg.wake.none()
-        && cfg.on_miss != OnMiss::Abort
-}
-
 /// Scan the specs once: in arrival order? all plain? It reads a few fields of each (large) spec
 /// and walks four quarters side by side, since one walk waits on one memory read at a time more
 /// than the hardware needs to.
@@ -1072,21 +1023,37 @@ fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
 /// What a policy may know about task `t`, from its spec and state.
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
+    let waker_cpu = (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId);
+    view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu)
+}
+
+/// What a policy may know about task `t`, from its spec and the state a view shows (`deadline`
+/// NONE = none).
+#[inline(always)]
+pub(super) fn view_with<'w>(
+    t: TaskId,
+    spec: &'w TaskSpec,
+    priority: i32,
+    deadline: Time,
+    burst: Dur,
+    remaining: Dur,
+    waker_cpu: Option<CpuId>,
+) -> TaskView<'w> {
     // One test of the rare fields' box rather than one per field: most tasks have none.
     let mut v = TaskView {
         id: t,
         arrival: spec.arrival,
-        priority: ts.priority,
+        priority,
         weight: spec.weight.max(1),
         nice: spec.nice,
-        deadline: (ts.deadline != NONE).then_some(ts.deadline),
+        deadline: (deadline != NONE).then_some(deadline),
         period: None,
         runtime: None,
-        burst: Some(ts.burst),
-        remaining: Some(ts.remaining),
+        burst: Some(burst),
+        remaining: Some(remaining),
         class: None,
         affinity: None,
-        waker_cpu: (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId),
+        waker_cpu,
         start_cpu: None,
     };
     if let Some(r) = spec.rare.as_deref() {
@@ -1102,66 +1069,6 @@ mod tests {
 
     fn specs(arrivals: &[u64]) -> Vec<TaskSpec> {
         arrivals.iter().map(|&a| TaskSpec::cpu("t", a, 1)).collect()
-    }
-
-    #[test]
-    fn only_plain_runs_of_never_preempting_policies_take_the_lean_engine() {
-        use crate::policies::{Cfs, RoundRobin};
-        let plain = specs(&[10, 20, 30, 40, 50]);
-        let scan = scan_specs(&plain);
-        assert!(scan.plain);
-        let lean_cfg = SimConfig { record_slices: false, check_invariants: false, ..SimConfig::default() };
-        let mut rr = RoundRobin::new(1);
-        assert!(can_run_lean(&lean_cfg, &[&mut rr], &scan));
-        let mut cfs = Cfs::default();
-        assert!(!can_run_lean(&lean_cfg, &[&mut cfs], &scan), "CFS pre-empts");
-        for cfg in [
-            SimConfig { cpus: 2, ..lean_cfg.clone() },
-            SimConfig { record_slices: true, ..lean_cfg.clone() },
-            SimConfig { check_invariants: true, ..lean_cfg.clone() },
-        ] {
-            assert!(!can_run_lean(&cfg, &[&mut rr], &scan));
-        }
-        // Any task with I/O, a second job or a lock makes the run not plain, wherever it is.
-        for i in 0..plain.len() {
-            for change in 0..3 {
-                let mut s = plain.clone();
-                match change {
-                    0 => s[i].bursts = vec![1, 1, 1].into(),
-                    1 => (s[i].jobs, s[i].period) = (2, Some(5)),
-                    _ => s[i].locks = vec![crate::workload::LockUse { name: "L".into(), burst: 0 }],
-                }
-                assert!(!scan_specs(&s).plain, "task {i}, change {change}");
-            }
-        }
-    }
-
-    #[test]
-    fn the_equivalence_check_catches_a_broken_lean_engine() {
-        // tests/invariants.rs checks that the lean and general engines agree. That check means
-        // something only if its workloads take the lean engine and a wrong lean result shows:
-        // with the lean engine made to finish every task 1 ns late, they must differ.
-        use crate::engine::simulate;
-        use crate::policies::by_spec;
-        let w = Workload {
-            cpus: Some(1),
-            tasks: [(0, 5_000), (1_000, 2_000), (1_500, 9_000)]
-                .iter()
-                .enumerate()
-                .map(|(i, &(arrival, burst))| TaskSpec::cpu(&format!("T{i}"), arrival, burst))
-                .collect(),
-        };
-        let lean_cfg = SimConfig { record_slices: false, ..SimConfig::default() };
-        let general_cfg = SimConfig { check_invariants: true, ..lean_cfg.clone() };
-        for spec in ["fcfs", "rr:quantum=2ms", "sjf"] {
-            let run = |cfg: &SimConfig| simulate(&w, by_spec(spec).unwrap().as_mut(), cfg);
-            assert_eq!(run(&lean_cfg), run(&general_cfg), "{spec}: the engines agree");
-            LEAN_FINISHES_LATE.with(|b| b.set(true));
-            let (broken, general) = (run(&lean_cfg), run(&general_cfg));
-            LEAN_FINISHES_LATE.with(|b| b.set(false));
-            assert_ne!(broken, general, "{spec}: the check would not notice a broken lean engine");
-            assert_eq!(broken.tasks[0].finish, general.tasks[0].finish.map(|f| f + 1), "{spec}");
-        }
     }
 
     #[test]

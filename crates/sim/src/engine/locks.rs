@@ -51,7 +51,7 @@ impl Locks {
     }
 }
 
-impl<P: Policy + ?Sized, const LEAN: bool> Engine<'_, '_, P, LEAN> {
+impl<P: Policy + ?Sized> Engine<'_, '_, P> {
     fn lk(&mut self) -> &mut Locks {
         self.locks.as_mut().expect("the run has locks")
     }

@@ -11,6 +11,7 @@
 mod event;
 mod event_loop;
 mod locks;
+mod plain;
 mod state;
 mod task_states;
 mod wake_delay;
@@ -220,21 +221,22 @@ fn run<P: Policy + ?Sized>(w: &Workload, mut queues: Vec<&mut P>, cfg: &SimConfi
         q.set_cpus(if global { cfg.cpus } else { 1 });
     }
     let scan = event_loop::scan_specs(&w.tasks);
-    if event_loop::can_run_lean(cfg, &queues, &scan) {
-        run_engine::<P, true>(w, queues, cfg, &scan, name)
+    if plain::can_run_plain(cfg, &queues, &scan) {
+        let policy = queues.pop().expect("one queue");
+        plain::run(w, policy, cfg, &scan, name)
     } else {
-        run_engine::<P, false>(w, queues, cfg, &scan, name)
+        run_engine(w, queues, cfg, &scan, name)
     }
 }
 
-fn run_engine<P: Policy + ?Sized, const LEAN: bool>(
+fn run_engine<P: Policy + ?Sized>(
     w: &Workload,
     queues: Vec<&mut P>,
     cfg: &SimConfig,
     scan: &event_loop::SpecScan,
     name: String,
 ) -> SimResult {
-    let mut e = event_loop::Engine::<P, LEAN>::new(w, queues, cfg, scan);
+    let mut e = event_loop::Engine::new(w, queues, cfg, scan);
     e.main_loop();
     e.finish(name)
 }
