@@ -120,6 +120,7 @@ pub(super) fn run<P: Policy + ?Sized>(
     e.finish(name)
 }
 
+/// A plain run: the workload, the policy's one queue, the task states and the totals.
 struct Plain<'w, 'p, P: Policy + ?Sized> {
     w: &'w Workload,
     cfg: &'w SimConfig,
@@ -328,14 +329,10 @@ mod tests {
     use super::*;
     use crate::engine::event_loop::scan_specs;
 
-    fn specs(arrivals: &[u64]) -> Vec<TaskSpec> {
-        arrivals.iter().map(|&a| TaskSpec::cpu("t", a, 1)).collect()
-    }
-
     #[test]
     fn only_plain_runs_of_never_preempting_policies_take_the_plain_engine() {
         use crate::policies::{Cfs, RoundRobin};
-        let plain = specs(&[10, 20, 30, 40, 50]);
+        let plain: Vec<TaskSpec> = [10, 20, 30, 40, 50].iter().map(|&a| TaskSpec::cpu("t", a, 1)).collect();
         let scan = scan_specs(&plain);
         assert!(scan.plain);
         let plain_cfg = SimConfig { record_slices: false, check_invariants: false, ..SimConfig::default() };
