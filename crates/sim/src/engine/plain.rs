@@ -147,6 +147,10 @@ struct Cpu {
     work_start: Time,
     stop_at: Time,
     last_task: TaskId,
+    /// The run ends the task's burst. Known when it starts, so the stop's branch on it does not
+    /// wait for the task's state to be read (it is mispredicted often: which way it goes is
+    /// the workload's).
+    ends_burst: bool,
 }
 
 impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
@@ -166,7 +170,7 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
             tasks,
             acc: Accum::new(),
             order,
-            cpu: Cpu { running: NO_TASK, work_start: 0, stop_at: NONE, last_task: NO_TASK },
+            cpu: Cpu { running: NO_TASK, work_start: 0, stop_at: NONE, last_task: NO_TASK, ends_burst: false },
             events: 0,
             now: 0,
             unfinished: n,
@@ -248,7 +252,7 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
         let ran = (now - cpu.work_start.min(now)).min(ts.remaining);
         ts.remaining -= ran;
         self.policy.charge(t, ran, now);
-        if ts.remaining > 0 {
+        if !cpu.ends_burst {
             ts.expiries += 1;
             ts.since = now;
             self.policy.enqueue(&view(t, spec, ts), EnqueueReason::SliceExpired, now);
@@ -274,7 +278,8 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
         ts.cs += u32::from(switch);
         ts.first_run = ts.first_run.min(work_start);
         let run = slice.map_or(ts.remaining, |s| s.max(1).min(ts.remaining));
-        *cpu = Cpu { running: t, work_start, stop_at: work_start + run, last_task: t };
+        let ends_burst = run == ts.remaining;
+        *cpu = Cpu { running: t, work_start, stop_at: work_start + run, last_task: t, ends_burst };
     }
 
     fn finish(mut self, policy: String) -> SimResult {
