@@ -3,15 +3,17 @@
 //! arrival order when the workload is sorted by arrival, as generated ones are), so a large
 //! run touches each task's memory while the task is alive.
 
+use super::arrivals::ArrivalOrder;
 use super::event::{EventQueue, Kind};
 use super::locks::Locks;
-use super::state::{CpuState, Phase, TaskState, NONE, NO_CPU};
+use super::state::{settle, CpuState, Phase, TaskState, NONE, NO_CPU};
 use super::task_states::TaskStates;
 use super::{Blocked, OnMiss, SimConfig, SimResult, Slice};
-use crate::metrics::{Accum, TaskSums};
+use crate::metrics::Accum;
 use crate::policies::linux::Class;
 use crate::policy::{CpuId, Dur, EnqueueReason, Policy, TaskId, TaskView, Time};
 use crate::workload::{TaskSpec, Workload};
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 /// The general engine: any number of CPUs and run queues, every kind of event (plain runs
@@ -30,8 +32,7 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
     /// Releases of periodic jobs that came while the previous job still ran.
     backlog: HashMap<TaskId, VecDeque<Time>>,
     events_q: EventQueue,
-    /// Arrival order when the specs are not sorted by arrival (None = index order).
-    order: Option<Vec<TaskId>>,
+    order: ArrivalOrder,
     /// Position in the arrival order of the next arrival, its task and time (MAX = none left).
     next_arrival: usize,
     arrival_task: TaskId,
@@ -54,15 +55,12 @@ pub(super) struct Engine<'w, 'p, P: Policy + ?Sized> {
 
 impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     pub fn new(w: &'w Workload, queues: Vec<&'p mut P>, cfg: &SimConfig, scan: &SpecScan) -> Self {
-        let sorted = scan.sorted;
         let n = w.tasks.len();
-        let (order, tasks) = if sorted {
+        let tasks = if scan.sorted {
             // A wake-up may name a task that finished, so only runs without them drop states.
-            (None, TaskStates::arriving(n, !cfg.task_results && !scan.wakes))
+            TaskStates::arriving(n, !cfg.task_results && !scan.wakes)
         } else {
-            let mut order: Vec<TaskId> = (0..n).collect();
-            order.sort_by_key(|&i| (w.tasks[i].arrival, i));
-            (Some(order), TaskStates::all(w.tasks.iter().map(TaskState::new).collect()))
+            TaskStates::all(w.tasks.iter().map(TaskState::new).collect())
         };
         let nq = queues.len();
         let mut e = Engine {
@@ -75,7 +73,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             locks: None,
             backlog: HashMap::new(),
             events_q: EventQueue::default(),
-            order,
+            order: ArrivalOrder::new(&w.tasks, scan.sorted),
             next_arrival: 0,
             arrival_task: 0,
             arrival_at: Time::MAX,
@@ -107,11 +105,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
 
     /// Look up the task at position `next_arrival` of the arrival order.
     fn load_next_arrival(&mut self) {
-        let i = match &self.order {
-            None => Some(self.next_arrival),
-            Some(o) => o.get(self.next_arrival).copied(),
-        };
-        match i.and_then(|i| self.w.tasks.get(i).map(|s| (i, s.arrival))) {
+        match self.order.at(self.next_arrival, &self.w.tasks) {
             Some((i, at)) => (self.arrival_task, self.arrival_at) = (i, at),
             None => self.arrival_at = Time::MAX,
         }
@@ -926,30 +920,10 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     }
 
     pub fn finish(mut self, policy: String) -> SimResult {
-        // Tasks cut short by the horizon, and tasks that never arrived, count too.
-        if self.unfinished > 0 {
-            for (t, spec) in self.w.tasks.iter().enumerate() {
-                match self.tasks.get(t) {
-                    // Dropped: it finished, and its sums were added then.
-                    Err(()) => {}
-                    Ok(Some(ts)) if ts.phase == Phase::Done => {}
-                    Ok(Some(ts)) => self.acc.add(&ts.sums(spec)),
-                    Ok(None) => self.acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
-                }
-            }
-        }
-        let tasks = if self.cfg.task_results {
-            let w = self.w;
-            (0..w.tasks.len())
-                .map(|t| match self.tasks.get(t) {
-                    Ok(Some(ts)) => ts.result(&w.tasks[t]),
-                    // Per-task results keep every state, so none was dropped.
-                    _ => TaskState::new(&w.tasks[t]).result(&w.tasks[t]),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let states = &self.tasks;
+        let tasks = settle(&self.w.tasks, &mut self.acc, self.unfinished > 0, self.cfg.task_results, |t| {
+            states.get(t).map(|s| s.map(Cow::Borrowed))
+        });
         let overall = self.acc.finish(self.cpus.len(), self.now);
         SimResult {
             policy,

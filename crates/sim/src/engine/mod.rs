@@ -8,6 +8,7 @@
 //! idle CPU picks. So a task arriving at the instant a quantum expires is queued ahead of the
 //! expired task, as in the textbook round-robin examples.
 
+mod arrivals;
 mod event;
 mod event_loop;
 mod locks;

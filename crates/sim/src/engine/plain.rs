@@ -8,13 +8,15 @@
 //! tests/invariants.rs checks that on random plain workloads, and the test below checks that
 //! the check would notice a difference.
 
+use super::arrivals::ArrivalOrder;
 use super::event_loop::{view_with, SpecScan};
-use super::state::{Phase, TaskState, NONE};
+use super::state::{settle, Phase, TaskState, NONE};
 use super::task_states::{Record, TaskStates};
 use super::{OnMiss, SimConfig, SimResult};
-use crate::metrics::{Accum, TaskSums};
+use crate::metrics::Accum;
 use crate::policy::{Dur, EnqueueReason, Policy, TaskId, Time};
 use crate::workload::{TaskSpec, Workload};
+use std::borrow::Cow;
 
 #[cfg(test)]
 thread_local! {
@@ -55,26 +57,23 @@ impl PlainTask {
     const NEW: PlainTask =
         PlainTask { remaining: 0, since: NONE, waiting: 0, first_run: NONE, finish: NONE, cs: 0, expiries: 0 };
 
-    /// The same task as the general engine's state, for its sums and results.
+    /// The same task as the general engine's state, with the fields its sums and results read
+    /// (and its phase, and since when it is ready).
     fn state(&self, spec: &TaskSpec, running: bool) -> TaskState {
-        let burst = spec.bursts[0];
-        let deadline = job_deadline(spec);
+        let arrived = self.since != NONE;
         let done = self.finish != NONE;
+        let deadline = job_deadline(spec);
         let phase = match () {
-            _ if self.since == NONE => Phase::NotArrived,
+            _ if !arrived => Phase::NotArrived,
             _ if done => Phase::Done,
             _ if running => Phase::Running,
             _ => Phase::Ready,
         };
         TaskState {
-            remaining: self.remaining,
-            burst,
-            deadline,
-            since: if self.since == NONE { 0 } else { self.since },
+            since: if arrived { self.since } else { 0 },
             phase,
-            last_cpu: if self.first_run == NONE { super::state::NO_CPU } else { 0 },
             waiting: self.waiting,
-            cpu: if self.since == NONE { 0 } else { burst - self.remaining },
+            cpu: if arrived { spec.bursts[0] - self.remaining } else { 0 },
             first_run: self.first_run,
             finish: self.finish,
             jobs_done: u32::from(done),
@@ -127,8 +126,7 @@ struct Plain<'w, 'p, P: Policy + ?Sized> {
     policy: &'p mut P,
     tasks: TaskStates<PlainTask>,
     acc: Accum,
-    /// Arrival order when the specs are not sorted by arrival (None = index order).
-    order: Option<Vec<TaskId>>,
+    order: ArrivalOrder,
     cpu: Cpu,
     events: u64,
     now: Time,
@@ -156,12 +154,10 @@ struct Cpu {
 impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
     fn new(w: &'w Workload, policy: &'p mut P, cfg: &'w SimConfig, scan: &SpecScan) -> Self {
         let n = w.tasks.len();
-        let (order, tasks) = if scan.sorted {
-            (None, TaskStates::arriving(n, !cfg.task_results))
+        let tasks = if scan.sorted {
+            TaskStates::arriving(n, !cfg.task_results)
         } else {
-            let mut order: Vec<TaskId> = (0..n).collect();
-            order.sort_by_key(|&i| (w.tasks[i].arrival, i));
-            (Some(order), TaskStates::all(vec![PlainTask::NEW; n]))
+            TaskStates::all(vec![PlainTask::NEW; n])
         };
         Plain {
             w,
@@ -169,7 +165,7 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
             policy,
             tasks,
             acc: Accum::new(),
-            order,
+            order: ArrivalOrder::new(&w.tasks, scan.sorted),
             cpu: Cpu { running: NO_TASK, work_start: 0, stop_at: NONE, last_task: NO_TASK, ends_burst: false },
             events: 0,
             now: 0,
@@ -180,11 +176,7 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
     /// The task at position `k` of the arrival order and its arrival (Time::MAX: none left).
     #[inline(always)]
     fn arrival(&self, k: usize) -> (TaskId, Time) {
-        let i = match &self.order {
-            None => Some(k),
-            Some(o) => o.get(k).copied(),
-        };
-        i.and_then(|i| self.w.tasks.get(i).map(|s| (i, s.arrival))).unwrap_or((NO_TASK, Time::MAX))
+        self.order.at(k, &self.w.tasks).unwrap_or((NO_TASK, Time::MAX))
     }
 
     /// Events in time order, arrivals before the CPU's stop at the same instant; the idle CPU
@@ -285,36 +277,19 @@ impl<'w, 'p, P: Policy + ?Sized> Plain<'w, 'p, P> {
     fn finish(mut self, policy: String) -> SimResult {
         let running = Some(self.cpu.running).filter(|&t| t != NO_TASK);
         let end = self.now;
-        // Tasks cut short by the horizon, and tasks that never arrived, count too.
-        let state = |t: TaskId, ts: &PlainTask| {
-            let spec = &self.w.tasks[t];
-            let mut s = ts.state(spec, running == Some(t));
-            if s.phase == Phase::Ready {
-                s.waiting += end - s.since;
-            }
-            s
-        };
-        if self.unfinished > 0 {
-            for (t, spec) in self.w.tasks.iter().enumerate() {
-                match self.tasks.get(t) {
-                    Err(()) => {}
-                    Ok(Some(ts)) if ts.done() => {}
-                    Ok(Some(ts)) => self.acc.add(&state(t, ts).sums(spec)),
-                    Ok(None) => self.acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
-                }
-            }
-        }
-        let tasks = if self.cfg.task_results {
-            let w = self.w;
-            (0..w.tasks.len())
-                .map(|t| match self.tasks.get(t) {
-                    Ok(Some(ts)) => state(t, ts).result(&w.tasks[t]),
-                    _ => TaskState::new(&w.tasks[t]).result(&w.tasks[t]),
+        // A task still ready when the run ends waited until then.
+        let (specs, states) = (&self.w.tasks, &self.tasks);
+        let tasks = settle(specs, &mut self.acc, self.unfinished > 0, self.cfg.task_results, |t| {
+            states.get(t).map(|ts| {
+                ts.map(|ts| {
+                    let mut s = ts.state(&specs[t], running == Some(t));
+                    if s.phase == Phase::Ready {
+                        s.waiting += end - s.since;
+                    }
+                    Cow::Owned(s)
                 })
-                .collect()
-        } else {
-            Vec::new()
-        };
+            })
+        });
         let overall = self.acc.finish(1, self.now);
         SimResult {
             policy,

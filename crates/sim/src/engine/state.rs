@@ -2,9 +2,10 @@
 //! its counters, so a large run writes each task's memory once, while the task is alive.
 
 use super::TaskResult;
-use crate::metrics::TaskSums;
+use crate::metrics::{Accum, TaskSums};
 use crate::policy::{Dur, TaskId, Time};
 use crate::workload::TaskSpec;
+use std::borrow::Cow;
 
 /// "No value" for times kept as plain integers.
 pub(super) const NONE: u64 = u64::MAX;
@@ -143,6 +144,40 @@ impl TaskState {
 }
 
 /// A CPU: what runs on it since when, and when that run ends.
+/// The end of a run, for both engines: the sums of the tasks that did not finish (cut short by
+/// the horizon, or never arrived) go into `acc` — finished ones went in as they finished — and a
+/// result per task is built if `task_results`. `state_of(t)` is `Err` when the state was dropped
+/// (the task finished; per-task results keep every state) and `Ok(None)` when it never arrived.
+#[cold]
+#[inline(never)]
+pub(super) fn settle<'s>(
+    specs: &[TaskSpec],
+    acc: &mut Accum,
+    unfinished: bool,
+    task_results: bool,
+    state_of: impl Fn(TaskId) -> Result<Option<Cow<'s, TaskState>>, ()>,
+) -> Vec<TaskResult> {
+    if unfinished {
+        for (t, spec) in specs.iter().enumerate() {
+            match state_of(t) {
+                Err(()) => {}
+                Ok(Some(ts)) if ts.phase == Phase::Done => {}
+                Ok(Some(ts)) => acc.add(&ts.sums(spec)),
+                Ok(None) => acc.add(&TaskSums { weight: spec.weight, ..TaskSums::default() }),
+            }
+        }
+    }
+    if !task_results {
+        return Vec::new();
+    }
+    (0..specs.len())
+        .map(|t| match state_of(t) {
+            Ok(Some(ts)) => ts.result(&specs[t]),
+            _ => TaskState::new(&specs[t]).result(&specs[t]),
+        })
+        .collect()
+}
+
 #[derive(Clone)]
 pub(super) struct CpuState {
     pub running: Option<TaskId>,
