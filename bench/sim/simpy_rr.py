@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Round robin on one CPU in SimPy — the peer model for `schedlab sim bench --simpy`.
 
-Usage: simpy_rr.py TASKS.csv QUANTUM_NS [REPEAT]
+Usage: simpy_rr.py TASKS.csv QUANTUM_NS [REPEAT | --serve]
 
 TASKS.csv has one `arrival_ns,burst_ns` line per task (written by `schedlab sim bench`),
 sorted by arrival. The model matches schedlab's `rr`: a FIFO ready queue; the CPU runs the
@@ -11,6 +11,11 @@ CPU stop (quantum end or burst end). After one untimed warm-up run, the model ru
 times (default 1) in fresh environments, as schedlab times its `--repeat` runs. Prints one JSON
 object: events, seconds (best wall time of the simulation only, not of reading the file),
 trials (every run's wall time, in order), avg_turnaround_ms, repeat.
+
+With --serve the model takes its timed runs one at a time, so that they interleave with
+schedlab's and a slow spell of the host falls on both sides of a pair: after the warm-up it
+prints one JSON line (events, avg_turnaround_ms); then for each line `run` on stdin it runs the
+model once and prints one JSON line (seconds), until end of input.
 """
 import collections
 import json
@@ -66,16 +71,39 @@ def simulate(tasks, quantum):
     return state["events"], secs, state["turnaround"]
 
 
+def serve(tasks, quantum):
+    """Warm up, say what the model computes, then run once per `run` request."""
+    events, _, turnaround = simulate(tasks, quantum)
+    say({"events": events, "avg_turnaround_ms": turnaround / len(tasks) / 1e6})
+    for request in sys.stdin:
+        if request.strip() != "run":
+            sys.exit(f"unknown request {request.strip()!r} (expected `run`)")
+        e, secs, t = simulate(tasks, quantum)
+        if (e, t) != (events, turnaround):
+            sys.exit("the model gave different results on the same tasks")
+        say({"seconds": secs})
+
+
+def say(obj):
+    print(json.dumps(obj), flush=True)
+
+
 def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
     path, quantum = sys.argv[1], int(sys.argv[2])
-    repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    if repeat < 1:
-        sys.exit("REPEAT must be at least 1")
+    mode = sys.argv[3] if len(sys.argv) > 3 else "1"
     tasks = []
     with open(path) as f:
         for line in f:
             a, b = line.split(",")
             tasks.append((int(a), int(b)))
+    if mode == "--serve":
+        serve(tasks, quantum)
+        return
+    repeat = int(mode)
+    if repeat < 1:
+        sys.exit("REPEAT must be at least 1")
 
     simulate(tasks, quantum)  # untimed warm-up, as schedlab does before its timed runs
     runs = [simulate(tasks, quantum) for _ in range(repeat)]

@@ -227,6 +227,28 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
 }
 
 #[test]
+fn a_simpy_peer_that_fails_is_named_with_what_it_said() {
+    let d = tempfile::tempdir().unwrap();
+    let script = write(d.path(), "broken.py", "import sys\nsys.exit('no model here')\n");
+    let args = ["sim", "bench", "--tasks", "100", "--repeat", "1", "--policy", "rr:quantum=2ms", "--simpy"];
+    let o = schedlab(&[&args[..], &["--simpy-script", &script, "--no-save"]].concat(), d.path());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "a run error, not a usage error: {stderr}");
+    assert!(
+        stderr.contains("the SimPy model failed at its warm-up run") && stderr.contains("no model here"),
+        "{stderr}"
+    );
+    let left = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.starts_with("schedlab-simpy-tasks-") && name.ends_with(".csv") && {
+            let pid = name.trim_start_matches("schedlab-simpy-tasks-").trim_end_matches(".csv");
+            pid.parse::<i32>().is_ok_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+        }
+    });
+    assert!(!left, "the tasks file of a finished bench is removed");
+}
+
+#[test]
 fn linux_runs_fifo_90_before_10_and_gives_a_2_in_10_ms_deadline_task_a_fifth() {
     let d = tempfile::tempdir().unwrap();
     let w = write(

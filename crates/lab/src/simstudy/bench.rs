@@ -1,13 +1,13 @@
 //! The simulator benchmark: a Poisson workload (100,000 tasks by default, load 0.9 on one CPU)
 //! under several policies, reporting events per second; and the side-by-side run of the
-//! equivalent SimPy round-robin model (`bench/sim/simpy_rr.py`) on the very same tasks, so the
-//! ratio is measured in one run on one machine.
+//! equivalent SimPy round-robin model ([`SimpyPeer`]) on the very same tasks, its timed runs
+//! interleaved with round robin's, so the ratio is measured in one run on one machine.
 //!
 //! Each policy is timed twice: producing only the overall metrics (as the SimPy model does: it
 //! sums turnaround times) and producing a result record per task as well.
 
-use anyhow::{bail, Context, Result};
-use schedlab_os::child::{self, Child, ChildSpec, Output};
+use super::simpy_peer::SimpyPeer;
+use anyhow::Result;
 use schedlab_os::rusage;
 use schedlab_report::judge;
 use schedlab_report::section::{ClaimKind, Outcome, Section, Table, Verdict};
@@ -15,10 +15,8 @@ use schedlab_sim::engine::{simulate, SimConfig};
 use schedlab_sim::generate;
 use schedlab_sim::policies::by_spec;
 use schedlab_sim::workload::Workload;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
-use std::io::{Read, Write};
-use std::path::Path;
 use std::time::Instant;
 
 /// The benchmark workload: `n` tasks, Poisson arrivals at 180/s, exponential 5 ms bursts.
@@ -63,16 +61,27 @@ pub fn catalogue_specs() -> Vec<String> {
 }
 
 /// Simulate `w` under each spec `repeat` times in both output modes (only the overall one
-/// with `overall_only`); keep the best times.
-pub fn run(w: &Workload, specs: &[String], repeat: usize, overall_only: bool) -> Result<Vec<Row>> {
+/// with `overall_only`); keep the best times. With a `peer`, each timed run of its spec in the
+/// overall mode is followed by one timed run of the peer; its row comes last.
+pub fn run(
+    w: &Workload,
+    specs: &[String],
+    repeat: usize,
+    overall_only: bool,
+    mut peer: Option<SimpyPeer>,
+) -> Result<Vec<Row>> {
     let mut rows = vec![];
     for spec in specs {
         by_spec(spec)?;
         for task_results in [false, true] {
             if !(task_results && overall_only) {
-                rows.push(time_one(w, spec, repeat, task_results)?);
+                let paired = peer.as_mut().filter(|p| !task_results && p.spec == *spec && !p.timed());
+                rows.push(time_one(w, spec, repeat, task_results, paired)?);
             }
         }
+    }
+    if let Some(p) = peer {
+        rows.push(p.into_row()?);
     }
     Ok(rows)
 }
@@ -81,7 +90,13 @@ fn mib(kb: u64) -> f64 {
     kb as f64 / 1024.0
 }
 
-fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Result<Row> {
+fn time_one(
+    w: &Workload,
+    spec: &str,
+    repeat: usize,
+    task_results: bool,
+    mut peer: Option<&mut SimpyPeer>,
+) -> Result<Row> {
     let cfg = SimConfig { record_slices: false, task_results, ..SimConfig::default() };
     let reset = rusage::reset_peak_rss();
     let before = rusage::rss_now_and_peak_kb().filter(|_| reset).map(|(now, _)| mib(now));
@@ -91,11 +106,19 @@ fn time_one(w: &Workload, spec: &str, repeat: usize, task_results: bool) -> Resu
     let mut trials_s = Vec::with_capacity(repeat.max(1));
     let mut last = None;
     for _ in 0..repeat.max(1) {
+        if peer.is_some() && !trials_s.is_empty() {
+            // The peer's run in between (half a second of Python) evicted our workload from the
+            // caches; warm up again, as the peer's run is warm for all but its first moments.
+            simulate(w, by_spec(spec)?.as_mut(), &cfg);
+        }
         let mut p = by_spec(spec)?;
         let t0 = Instant::now();
         let r = simulate(w, p.as_mut(), &cfg);
         trials_s.push(t0.elapsed().as_secs_f64());
         last = Some(r);
+        if let Some(p) = peer.as_deref_mut() {
+            p.trial()?;
+        }
     }
     let best = trials_s.iter().copied().fold(f64::INFINITY, f64::min);
     let r = last.expect("ran at least once");
@@ -252,79 +275,6 @@ fn every_policy_fast_enough(ours: &[&Row]) -> Verdict {
     } else {
         Verdict::goal(claim, true, detail)
     }
-}
-
-/// What `simpy_rr.py` prints.
-#[derive(Debug, Clone, Deserialize)]
-struct SimpyOut {
-    events: u64,
-    seconds: f64,
-    #[serde(default)]
-    trials: Vec<f64>,
-    avg_turnaround_ms: f64,
-}
-
-/// Write the tasks for the SimPy model: `arrival_ns,burst_ns` per line.
-pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
-    let mut f =
-        std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
-    for t in &w.tasks {
-        writeln!(f, "{},{}", t.arrival, t.bursts[0])?;
-    }
-    f.flush()?;
-    Ok(())
-}
-
-/// Run the SimPy round-robin model on the same tasks, `repeat` times; keep the best time (as
-/// [`run`] does for schedlab, so both sides are timed alike). The tasks go to the model through
-/// a temporary CSV file, removed afterwards.
-pub fn run_simpy(python: &str, script: &Path, w: &Workload, quantum_ns: u64, repeat: usize) -> Result<Row> {
-    if !script.exists() {
-        schedlab_os::bail_usage!(
-            "SimPy script {} not found: run from the repository root or pass --simpy-script",
-            script.display()
-        );
-    }
-    let csv = std::env::temp_dir().join(format!("schedlab-simpy-tasks-{}.csv", std::process::id()));
-    write_tasks_csv(w, &csv)?;
-    let row = run_simpy_on(python, script, &csv, w.tasks.len(), quantum_ns, repeat);
-    let _ = std::fs::remove_file(&csv);
-    row
-}
-
-fn run_simpy_on(python: &str, script: &Path, csv: &Path, tasks: usize, quantum_ns: u64, repeat: usize) -> Result<Row> {
-    let spec = ChildSpec::new(python)
-        .arg(script.display().to_string())
-        .arg(csv.display().to_string())
-        .args([quantum_ns.to_string(), repeat.max(1).to_string()])
-        .stdout(Output::Pipe)
-        .stderr(Output::Pipe);
-    let mut child = Child::spawn(&spec).with_context(|| format!("running {python} {}", script.display()))?;
-    let stderr = child::collect_output(child.take_stderr().expect("piped stderr"), 1 << 16);
-    let mut stdout = String::new();
-    child.take_stdout().expect("piped stdout").read_to_string(&mut stdout)?;
-    let status = child.wait()?.status;
-    if !status.success() {
-        bail!(
-            "{} failed ({status:?}): {} (is SimPy installed? `pip install simpy`)",
-            script.display(),
-            stderr.recv().unwrap_or_default().trim()
-        );
-    }
-    let s: SimpyOut = serde_json::from_str(&stdout).context("reading the SimPy script's JSON")?;
-    Ok(Row {
-        engine: "simpy".into(),
-        policy: format!("rr:quantum={}ms", quantum_ns as f64 / 1e6),
-        output: "overall".into(),
-        tasks,
-        events: s.events,
-        seconds: s.seconds,
-        events_per_s: s.events as f64 / s.seconds,
-        trials_s: if s.trials.is_empty() { vec![s.seconds] } else { s.trials },
-        avg_turnaround_ms: s.avg_turnaround_ms,
-        rss_before_mib: None,
-        peak_rss_mib: None,
-    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod gantt;
 pub mod job_tables;
 pub mod os_models;
+pub mod simpy_peer;
 pub mod trace_out;
 pub mod wrr_section;
 pub mod wrr_study;

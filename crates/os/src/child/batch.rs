@@ -9,7 +9,7 @@
 
 use super::fork::{fork_child, ForkPlan};
 use super::prepared::{decode, pipe_cloexec, set_nonblocking, ChildFailure, Prepared, Step, MSG};
-use super::spec::{Barrier, ChildSpec, Output};
+use super::spec::{Barrier, ChildSpec, Input, Output};
 use crate::{OsError, OsResult};
 use std::collections::HashSet;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -49,6 +49,9 @@ impl Batch {
     pub fn new(spec: ChildSpec) -> OsResult<Self> {
         if spec.stdout == Output::Pipe || spec.stderr == Output::Pipe {
             return Err(OsError::invalid("batch output", "Pipe", "a batch's children cannot have piped output"));
+        }
+        if spec.stdin == Input::Pipe {
+            return Err(OsError::invalid("batch input", "Pipe", "a batch's children cannot have piped input"));
         }
         let prepared = Prepared::new(&spec.barrier(Barrier::Gate))?;
         let (gate_r, gate_w) = pipe_cloexec("start gate")?;
@@ -94,6 +97,7 @@ impl Batch {
             pgid: self.pgid,
             report_w: self.report_w.as_raw_fd(),
             gate_r: self.gate_r.as_raw_fd(),
+            stdin_r: -1,
             stdout_w: -1,
             stderr_w: -1,
         };

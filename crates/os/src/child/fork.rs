@@ -29,6 +29,8 @@ pub(super) struct ForkPlan {
     pub report_w: i32,
     /// Read end of the gate pipe, for [`Barrier::Gate`].
     pub gate_r: i32,
+    /// Read end of the stdin pipe, for [`Input::Pipe`].
+    pub stdin_r: i32,
     /// Write ends of the stdout / stderr pipes, for [`Output::Pipe`].
     pub stdout_w: i32,
     pub stderr_w: i32,
@@ -101,7 +103,12 @@ unsafe fn child_side(p: &Prepared, plan: &ForkPlan, parent: libc::pid_t) -> ! {
     libc::setpgid(0, plan.pgid);
     // 4. Standard streams.
     let null = p.devnull.as_ref().map_or(-1, |f| f.as_raw_fd());
-    if p.spec.stdin == Input::Null && libc::dup2(null, 0) < 0 {
+    let input = match p.spec.stdin {
+        Input::Null => null,
+        Input::Pipe => plan.stdin_r,
+        Input::Inherit => -1,
+    };
+    if input >= 0 && libc::dup2(input, 0) < 0 {
         fail(Step::Setup);
     }
     let out = match p.spec.stdout {

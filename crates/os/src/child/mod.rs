@@ -173,6 +173,24 @@ mod tests {
     }
 
     #[test]
+    fn a_piped_input_reaches_the_child_and_its_close_ends_it() {
+        use std::io::Write;
+        let spec = ChildSpec::new("cat").stdin(Input::Pipe).stdout(Output::Pipe);
+        let mut c = Child::spawn(&spec).unwrap();
+        let mut to_child = c.take_stdin().expect("piped stdin");
+        let mut from_child = BufReader::new(c.take_stdout().unwrap());
+        for request in ["run\n", "run again\n"] {
+            to_child.write_all(request.as_bytes()).unwrap();
+            let mut line = String::new();
+            from_child.read_line(&mut line).unwrap();
+            assert_eq!(line, request, "answered one request at a time");
+        }
+        drop(to_child);
+        assert!(c.wait().unwrap().status.success(), "end of input ends cat");
+        assert!(Batch::new(ChildSpec::new("cat").stdin(Input::Pipe)).is_err(), "nobody writes to a batch's inputs");
+    }
+
+    #[test]
     fn output_is_collected_and_its_tail_kept() {
         let mut c = Child::spawn(&ChildSpec::shell("echo first; echo last").stdout(Output::Pipe)).unwrap();
         let rx = collect_output(c.take_stdout().unwrap(), 5);

@@ -5,7 +5,7 @@
 
 use super::fork::{fork_child, ForkPlan};
 use super::prepared::{decode, pipe_cloexec, set_nonblocking, ChildFailure, Prepared, Step, MSG};
-use super::spec::{Barrier, ChildSpec, Output};
+use super::spec::{Barrier, ChildSpec, Input, Output};
 use crate::rusage::{self, Reaped};
 use crate::{OsError, OsResult};
 use std::fs::File;
@@ -21,6 +21,7 @@ pub struct Child {
     report: File,
     /// Write end of this child's gate ([`Barrier::Gate`]), until released.
     gate: Option<OwnedFd>,
+    stdin: Option<File>,
     stdout: Option<File>,
     stderr: Option<File>,
     reaped: Option<Reaped>,
@@ -38,6 +39,7 @@ impl Child {
         let prepared = Prepared::new(spec)?;
         let (report_r, report_w) = pipe_cloexec("child report")?;
         let gate = if spec.barrier == Barrier::Gate { Some(pipe_cloexec("start gate")?) } else { None };
+        let input = if spec.stdin == Input::Pipe { Some(pipe_cloexec("child stdin")?) } else { None };
         let out = if spec.stdout == Output::Pipe { Some(pipe_cloexec("child stdout")?) } else { None };
         let err = if spec.stderr == Output::Pipe { Some(pipe_cloexec("child stderr")?) } else { None };
         let fd = |p: &Option<(OwnedFd, OwnedFd)>, read_end: bool| {
@@ -47,6 +49,7 @@ impl Child {
             pgid: 0,
             report_w: report_w.as_raw_fd(),
             gate_r: fd(&gate, true),
+            stdin_r: fd(&input, true),
             stdout_w: fd(&out, false),
             stderr_w: fd(&err, false),
         };
@@ -64,6 +67,7 @@ impl Child {
             spec: spec.clone(),
             report: File::from(report_r),
             gate: gate.map(|(_, w)| w),
+            stdin: input.map(|(_, w)| File::from(w)),
             stdout: out.map(|(r, _)| File::from(r)),
             stderr: err.map(|(r, _)| File::from(r)),
             reaped: None,
@@ -172,6 +176,12 @@ impl Child {
                 Ok(())
             }
         }
+    }
+
+    /// The write end of its stdin pipe ([`Input::Pipe`]), once. Dropping it closes the child's
+    /// input (end of file).
+    pub fn take_stdin(&mut self) -> Option<File> {
+        self.stdin.take()
     }
 
     /// The read end of its stdout pipe ([`Output::Pipe`]), once.

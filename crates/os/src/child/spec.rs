@@ -14,6 +14,8 @@ pub enum Input {
     Null,
     /// The parent's standard input.
     Inherit,
+    /// A pipe the parent writes ([`super::Child::take_stdin`]): a child that takes requests.
+    Pipe,
 }
 
 /// Where a child's standard output or error goes.

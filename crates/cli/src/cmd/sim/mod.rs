@@ -9,6 +9,7 @@ mod sweep;
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use anyhow::{Context, Result};
+use schedlab_lab::simstudy::simpy_peer::SimpyPeer;
 use schedlab_lab::simstudy::{bench, compare, wrr_section, wrr_study};
 use schedlab_os::usage::OrUsage;
 use schedlab_sim::policies::spec::parse_time;
@@ -76,7 +77,9 @@ pub struct WrrArgs {
 /// The workload: Poisson arrivals at 180/s, exponential CPU bursts of mean 5 ms (load 0.9), 1 CPU.
 ///
 /// With --simpy, the same tasks also run through bench/sim/simpy_rr.py (SimPy round robin),
-/// --repeat times as well (best time kept on both sides), and the ratio is printed. Take numbers on a quiet machine (e.g. under
+/// --repeat times as well, each of its timed runs right after one of round robin's (so a slow
+/// spell of the host falls on both sides of a pair); the ratio of each pair is judged and the
+/// ratio of the best times printed. Take numbers on a quiet machine (e.g. under
 /// `flock /tmp/schedlab-measure.lock`).
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -91,7 +94,8 @@ pub struct BenchArgs {
     /// tasks, e.g. --tasks 10000000 --overall-only.
     #[arg(long)]
     overall_only: bool,
-    /// Repeats per policy (and of the SimPy model); the best time is kept.
+    /// Timed runs per policy (and of the SimPy model, paired with round robin's); the best time
+    /// is shown, every run judged.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
     /// Also run the SimPy model of the first rr policy and print the ratio.
@@ -153,22 +157,25 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         a.policies.iter().flat_map(|p| if p == "all" { bench::catalogue_specs() } else { vec![p.clone()] }).collect()
     };
     compare::check_specs(&specs).context("--policy").or_usage()?;
-    let rr_quantum = specs.iter().find_map(|s| {
+    let rr = specs.iter().find_map(|s| {
         let mut p = schedlab_sim::policies::Params::parse(s).ok()?;
         // The spec was checked above; the default is rr's own.
-        (p.name == "rr").then(|| p.time("quantum", 4.0).unwrap_or(4_000_000))
+        (p.name == "rr").then(|| (s.clone(), p.time("quantum", 4.0).unwrap_or(4_000_000)))
     });
-    if a.simpy && rr_quantum.is_none() {
+    if a.simpy && rr.is_none() {
         schedlab_os::bail_usage!("--simpy compares round robin: include an rr policy");
     }
     let host = Host::collect();
     eprintln!("generating {} tasks …", a.tasks);
     let w = bench::workload(a.tasks, a.seed);
-    let mut rows = bench::run(&w, &specs, a.repeat, a.overall_only)?;
-    if let (true, Some(quantum)) = (a.simpy, rr_quantum) {
-        eprintln!("running the SimPy model …");
-        rows.push(bench::run_simpy(&a.python, &a.simpy_script, &w, quantum, a.repeat)?);
-    }
+    let peer = match (a.simpy, rr) {
+        (true, Some((spec, quantum))) => {
+            eprintln!("starting the SimPy model (its runs alternate with {spec}'s) …");
+            Some(SimpyPeer::start(&a.python, &a.simpy_script, &w, &spec, quantum)?)
+        }
+        _ => None,
+    };
+    let rows = bench::run(&w, &specs, a.repeat, a.overall_only, peer)?;
     let mut s = bench::section(a.tasks, rows);
     s.parameters = json!({"tasks": a.tasks, "policies": specs, "repeat": a.repeat, "seed": a.seed, "overall_only": a.overall_only});
     output::emit(s, &a.output, &host)?;
