@@ -84,9 +84,9 @@ pub fn relative_deadline(spec: &TaskSpec) -> Option<Dur> {
     spec.deadline.or(spec.period)
 }
 
-/// CPU time one job of `spec` needs: the sum of its CPU bursts (the even entries of `bursts`).
-pub fn job_cpu(spec: &TaskSpec) -> Dur {
-    spec.bursts.iter().step_by(2).sum()
+/// CPU time job `k` of `spec` needs: the sum of its CPU bursts (the even entries).
+pub fn job_cpu(spec: &TaskSpec, k: u32) -> Dur {
+    spec.job_bursts(k).iter().step_by(2).sum()
 }
 
 /// What the slices say of one job so far.
@@ -121,9 +121,9 @@ pub fn job_metrics(workload: &Workload, result: &SimResult) -> Result<JobReport,
     let mut jobs = Vec::new();
     let mut tasks = Vec::with_capacity(n);
     for (t, spec) in workload.tasks.iter().enumerate() {
-        let need = job_cpu(spec);
         let first_job = jobs.len();
         for (k, got) in seen[t].iter().enumerate() {
+            let need = job_cpu(spec, k as u32);
             let release = release_of(spec, k as u32);
             if release > end && got.first.is_none() {
                 break;

@@ -65,6 +65,18 @@ pub struct RareFields {
     /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
     /// that was already there: where the trace first shows it). None: the policy places it.
     pub start_cpu: Option<CpuId>,
+    /// A periodic task whose jobs differ (rt-app's phases on one timer): its jobs in order, so
+    /// many of each shape. Empty: every job is `bursts`. When set, `bursts` is the first phase's
+    /// and `jobs` their sum (the workload file checks both).
+    pub job_phases: Vec<JobPhase>,
+}
+
+/// A stretch of a periodic task's jobs that share their bursts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobPhase {
+    pub jobs: u32,
+    /// CPU, I/O, CPU, … of each of these jobs.
+    pub bursts: Bursts,
 }
 
 /// What a task without the box reads.
@@ -79,6 +91,7 @@ static NO_RARE_FIELDS: RareFields = RareFields {
     until_woken: Vec::new(),
     runtime_reads: Vec::new(),
     start_cpu: None,
+    job_phases: Vec::new(),
 };
 
 impl TaskSpec {
@@ -94,11 +107,32 @@ impl TaskSpec {
         }
     }
 
+    /// The bursts of its job `k` (0 = the first): `bursts`, or those of the phase job `k` is in.
+    #[inline]
+    pub fn job_bursts(&self, k: u32) -> &[Dur] {
+        match self.rare.as_deref() {
+            Some(r) if !r.job_phases.is_empty() => phase_bursts(&r.job_phases, k),
+            _ => &self.bursts,
+        }
+    }
+
     /// The same task with its rare fields set to `rare`.
     pub fn with(mut self, rare: RareFields) -> Self {
         self.rare = (rare != NO_RARE_FIELDS).then(|| Box::new(rare));
         self
     }
+}
+
+/// The bursts of job `k` of `phases`; past the last phase, the last phase's.
+#[cold]
+fn phase_bursts(phases: &[JobPhase], mut k: u32) -> &[Dur] {
+    for p in phases {
+        if k < p.jobs {
+            return &p.bursts;
+        }
+        k -= p.jobs;
+    }
+    &phases[phases.len() - 1].bursts
 }
 
 impl Deref for TaskSpec {

@@ -24,7 +24,7 @@
 //! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
 
 use crate::policy::{CpuId, Dur};
-pub use crate::task_spec::{Bursts, RareFields, TaskSpec};
+pub use crate::task_spec::{Bursts, JobPhase, RareFields, TaskSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -122,8 +122,15 @@ struct RawTask {
     /// Milliseconds from the start.
     #[serde(default)]
     arrival: f64,
-    /// Milliseconds: CPU burst, blocked time, CPU burst, … (an odd number of entries).
+    /// Milliseconds: CPU burst, blocked time, CPU burst, … (an odd number of entries). Every
+    /// task has these or `phases`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     bursts: Vec<f64>,
+    /// A periodic task whose jobs differ, instead of `bursts`: its jobs in order, `jobs` of
+    /// each shape, e.g. `[{"jobs": 10, "bursts": [3]}, {"jobs": 10, "bursts": [27]}]` (rt-app's
+    /// phases on one timer). Needs a `period`; `jobs` is their sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    phases: Vec<RawPhase>,
     /// Most policies: a lower number runs first. `linux` with class fifo/rr: the Linux
     /// real-time priority 1–99, a higher number wins.
     #[serde(default)]
@@ -169,6 +176,17 @@ struct RawTask {
     /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
+}
+
+/// A stretch of a periodic task's jobs of one shape (file form, times in ms).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "JobPhase")]
+struct RawPhase {
+    /// How many jobs in a row have this shape, ≥ 1.
+    jobs: i64,
+    /// Milliseconds: CPU burst, blocked time, CPU burst, … of each of these jobs.
+    bursts: Vec<f64>,
 }
 
 fn one() -> i64 {
@@ -319,23 +337,27 @@ impl Workload {
 /// Validate one on-disk task (index `i` names it in errors) and convert ms → ns.
 fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, WorkloadError> {
     let f = |name: &str| format!("tasks[{i}].{name}");
-    if t.bursts.is_empty() {
-        return Err(err(f("bursts"), "empty: a task needs at least one CPU burst"));
+    if t.bursts.is_empty() && t.phases.is_empty() {
+        return Err(err(f("bursts"), "missing or empty: a task needs at least one CPU burst (or `phases`)"));
     }
-    if t.bursts.len() % 2 != 1 {
-        return Err(err(
-            f("bursts"),
-            format!("{} bursts: bursts alternate CPU, I/O, CPU, … and must end with a CPU burst", t.bursts.len()),
-        ));
+    if !t.bursts.is_empty() && !t.phases.is_empty() {
+        return Err(err(f("phases"), "give `bursts` or `phases`, not both (the first phase is the first job)"));
     }
-    let mut bursts = Vec::with_capacity(t.bursts.len());
-    for (k, b) in t.bursts.iter().enumerate() {
-        let ns = ms_to_ns(&format!("tasks[{i}].bursts[{k}]"), *b)?;
-        if k % 2 == 0 && ns == 0 {
-            return Err(err(format!("tasks[{i}].bursts[{k}]"), "a CPU burst must be longer than 0 ms"));
+    let mut job_phases = Vec::with_capacity(t.phases.len());
+    for (k, p) in t.phases.iter().enumerate() {
+        let field = f(&format!("phases[{k}]"));
+        if !(1..=1_000_000).contains(&p.jobs) {
+            return Err(err(format!("{field}.jobs"), format!("must be 1..=1000000, got {}", p.jobs)));
         }
-        bursts.push(ns);
+        job_phases.push(JobPhase {
+            jobs: p.jobs as u32,
+            bursts: parse_bursts(&format!("{field}.bursts"), &p.bursts)?.into(),
+        });
     }
+    let bursts = match job_phases.first() {
+        Some(p) => p.bursts.to_vec(),
+        None => parse_bursts(&f("bursts"), &t.bursts)?,
+    };
     if t.weight < 1 || t.weight > 1_000_000 {
         return Err(err(f("weight"), format!("must be 1..=1000000, got {}", t.weight)));
     }
@@ -352,7 +374,29 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
     }
     let runtime = t.runtime.map(|d| ms_to_ns(&f("runtime"), d)).transpose()?;
     check_runtime(&f("runtime"), runtime, t.class.as_deref(), deadline, period)?;
+    let phase_jobs: u64 = job_phases.iter().map(|p| u64::from(p.jobs)).sum();
+    if !job_phases.is_empty() {
+        if period.is_none() {
+            return Err(err(f("phases"), "phases are jobs released every period: the task needs a period"));
+        }
+        if phase_jobs > 1_000_000 {
+            return Err(err(f("phases"), format!("{phase_jobs} jobs in all: at most 1000000")));
+        }
+        if let Some(j) = t.jobs.filter(|&j| j as u64 != phase_jobs) {
+            return Err(err(f("jobs"), format!("{j}, but the phases have {phase_jobs} jobs (omit it)")));
+        }
+        let beside = [
+            ("locks", t.locks.is_empty()),
+            ("wakes", t.wakes.is_empty()),
+            ("until_woken", t.until_woken.is_empty()),
+            ("runtime_reads", t.runtime_reads.is_empty()),
+        ];
+        if let Some((key, _)) = beside.iter().find(|(_, empty)| !empty) {
+            return Err(err(f(key), "not with phases: its burst indices would name a different burst in each phase"));
+        }
+    }
     let jobs = match t.jobs {
+        _ if !job_phases.is_empty() => phase_jobs as u32,
         None => 1,
         Some(j) if (1..=1_000_000).contains(&j) && (j == 1 || period.is_some()) => j as u32,
         Some(j) if period.is_none() => {
@@ -461,7 +505,31 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
+        job_phases,
     }))
+}
+
+/// CPU, I/O, CPU, … in ms (`field` names the list in errors) → ns: an odd count, no CPU burst
+/// of 0.
+fn parse_bursts(field: &str, ms: &[f64]) -> Result<Vec<Dur>, WorkloadError> {
+    if ms.is_empty() {
+        return Err(err(field, "empty: a job needs at least one CPU burst"));
+    }
+    if ms.len() % 2 != 1 {
+        return Err(err(
+            field,
+            format!("{} bursts: bursts alternate CPU, I/O, CPU, … and must end with a CPU burst", ms.len()),
+        ));
+    }
+    let mut bursts = Vec::with_capacity(ms.len());
+    for (k, b) in ms.iter().enumerate() {
+        let ns = ms_to_ns(&format!("{field}[{k}]"), *b)?;
+        if k % 2 == 0 && ns == 0 {
+            return Err(err(format!("{field}[{k}]"), "a CPU burst must be longer than 0 ms"));
+        }
+        bursts.push(ns);
+    }
+    Ok(bursts)
 }
 
 /// The smallest runtime Linux accepts for SCHED_DEADLINE (`1 << DL_SCALE` ns, __checkparam_dl).
@@ -514,14 +582,19 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
     RawTask {
         name: Some(t.name.to_string()),
         arrival: ns_to_ms(t.arrival),
-        bursts: t.bursts.iter().map(|&b| ns_to_ms(b)).collect(),
+        bursts: if t.job_phases.is_empty() { t.bursts.iter().map(|&b| ns_to_ms(b)).collect() } else { vec![] },
+        phases: t
+            .job_phases
+            .iter()
+            .map(|p| RawPhase { jobs: p.jobs.into(), bursts: p.bursts.iter().map(|&b| ns_to_ms(b)).collect() })
+            .collect(),
         priority: t.priority,
         weight: t.weight as i64,
         nice: t.nice,
         deadline: t.deadline.map(ns_to_ms),
         period: t.period.map(ns_to_ms),
         runtime: t.runtime.map(ns_to_ms),
-        jobs: (t.jobs != 1).then_some(t.jobs as i64),
+        jobs: (t.jobs != 1 && t.job_phases.is_empty()).then_some(t.jobs as i64),
         affinity: t.affinity.clone(),
         class: t.class.clone(),
         locks: t.locks.clone(),
@@ -562,6 +635,7 @@ impl<'de> Deserialize<'de> for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::MS;
 
     #[test]
     fn yaml_files_hold_the_same_workloads() {
@@ -592,16 +666,50 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
+            job_phases: vec![],
         });
-        let w = Workload { cpus: Some(1), tasks: vec![full] };
+        let phased = Workload::from_json_str(
+            r#"{"tasks":[{"period":30,"phases":[{"jobs":2,"bursts":[3]},{"jobs":1,"bursts":[27]}]}]}"#,
+        )
+        .unwrap();
+        let w = Workload { cpus: Some(1), tasks: vec![full, phased.tasks[0].clone()] };
         let written: serde_json::Value = serde_json::from_str(&w.to_json_string()).unwrap();
-        for key in written["tasks"][0].as_object().unwrap().keys() {
-            assert!(fields.contains(&key.as_str()), "the schema lacks {key}: {fields:?}");
+        for t in written["tasks"].as_array().unwrap() {
+            for key in t.as_object().unwrap().keys() {
+                assert!(fields.contains(&key.as_str()), "the schema lacks {key}: {fields:?}");
+            }
         }
-        assert_eq!(task["required"], serde_json::json!(["bursts"]));
+        assert!(fields.contains(&"phases") && defs["JobPhase"]["required"] == serde_json::json!(["jobs", "bursts"]));
+        // A task has `bursts` or `phases`: the file check says which is missing.
+        assert!(task.get("required").is_none(), "{task}");
         assert_eq!(task["additionalProperties"], false, "unknown fields are errors, and the schema says so");
         assert_eq!(schema["required"], serde_json::json!(["tasks"]));
         assert!(text.contains("Milliseconds"), "field descriptions come from the doc comments");
+    }
+
+    #[test]
+    fn phases_give_a_periodic_task_jobs_of_different_shapes() {
+        let w = Workload::from_json_str(
+            r#"{"tasks":[{"name":"p","period":30,"phases":[{"jobs":2,"bursts":[3]},{"jobs":1,"bursts":[2,5,20]}]}]}"#,
+        )
+        .unwrap();
+        let t = &w.tasks[0];
+        assert_eq!((t.jobs, t.bursts.to_vec()), (3, vec![3 * MS]), "jobs sum the phases; bursts are the first job's");
+        assert_eq!(t.job_bursts(0), [3 * MS]);
+        assert_eq!(t.job_bursts(1), [3 * MS]);
+        assert_eq!(t.job_bursts(2), [2 * MS, 5 * MS, 20 * MS]);
+        assert_eq!(Workload::from_json_str(&w.to_json_string()).unwrap(), w, "written and read back");
+        let phases = r#""phases":[{"jobs":2,"bursts":[3]}]"#;
+        for (json, field) in [
+            (format!(r#"{{"tasks":[{{{phases}}}]}}"#), "tasks[0].phases"),
+            (format!(r#"{{"tasks":[{{"period":30,"bursts":[3],{phases}}}]}}"#), "tasks[0].phases"),
+            (format!(r#"{{"tasks":[{{"period":30,"jobs":3,{phases}}}]}}"#), "tasks[0].jobs"),
+            (format!(r#"{{"tasks":[{{"period":30,"until_woken":[0],{phases}}}]}}"#), "tasks[0].until_woken"),
+            (r#"{"tasks":[{"period":30,"phases":[{"jobs":0,"bursts":[3]}]}]}"#.into(), "tasks[0].phases[0].jobs"),
+            (r#"{"tasks":[{"period":30,"phases":[{"jobs":1,"bursts":[3,1]}]}]}"#.into(), "tasks[0].phases[0].bursts"),
+        ] {
+            assert_eq!(bad(&json).field, field, "{json}");
+        }
     }
 
     fn bad(json: &str) -> WorkloadError {
@@ -686,6 +794,6 @@ mod tests {
         assert!(bad(r#"{"tasks":[{"bursts":[1],"class":"deadline","runtime":3,"deadline":2}]}"#)
             .message
             .contains("exceeds the deadline"));
-        assert_eq!(bad(r#"{"tasks":[{"name":"x"}]}"#).field, "bursts");
+        assert_eq!(bad(r#"{"tasks":[{"name":"x"}]}"#).field, "tasks[0].bursts");
     }
 }

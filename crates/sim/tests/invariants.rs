@@ -14,7 +14,7 @@ use protocol::Checked;
 use schedlab_sim::engine::{simulate, simulate_per_cpu, SimConfig, SimResult};
 use schedlab_sim::metrics;
 use schedlab_sim::policies::{by_spec, CATALOGUE};
-use schedlab_sim::workload::{BurstPoint, LockUse, RareFields, TaskSpec, WakeUp, Workload};
+use schedlab_sim::workload::{BurstPoint, JobPhase, LockUse, RareFields, TaskSpec, WakeUp, Workload};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -43,45 +43,56 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
             Some("idle"),
         ]),
         prop::option::weighted(0.3, 50u64..20_000),
+        prop::bool::weighted(0.5),
     )
-        .prop_map(move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class, runtime)| {
-            let mut b = vec![];
-            for (i, (cpu, io)) in bursts.iter().enumerate() {
-                if i > 0 {
-                    b.push(io * US / 1_000 * 1_000);
+        .prop_map(
+            move |(arr, bursts, prio, weight, nice, deadline, periodic, aff, lock, class, runtime, phased)| {
+                let mut b = vec![];
+                for (i, (cpu, io)) in bursts.iter().enumerate() {
+                    if i > 0 {
+                        b.push(io * US / 1_000 * 1_000);
+                    }
+                    b.push(*cpu * US);
                 }
-                b.push(*cpu * US);
-            }
-            let (period, jobs) = match periodic {
-                Some((p, j)) => (Some(p * US), j),
-                None => (None, 1),
-            };
-            let n_cpu = b.len().div_ceil(2);
-            TaskSpec {
-                name: "".into(),
-                arrival: arr * US,
-                bursts: b.into(),
-                priority: prio,
-                weight,
-                nice,
-                jobs,
-                ..TaskSpec::default()
-            }
-            .with(RareFields {
-                deadline: deadline.map(|d| d * US),
-                period,
-                runtime: runtime.map(|r| r * US),
-                affinity: aff.map(|s| s.into_iter().collect()),
-                class: class.map(str::to_string),
-                locks: lock
-                    .map(|l| vec![LockUse { name: format!("L{l}"), burst: l.min(n_cpu - 1) }])
-                    .unwrap_or_default(),
-                wakes: Vec::new(),
-                until_woken: Vec::new(),
-                runtime_reads: Vec::new(),
-                start_cpu: None,
-            })
-        })
+                let (period, jobs) = match periodic {
+                    Some((p, j)) => (Some(p * US), j),
+                    None => (None, 1),
+                };
+                let n_cpu = b.len().div_ceil(2);
+                let b_first: schedlab_sim::workload::Bursts = b.clone().into();
+                TaskSpec {
+                    name: "".into(),
+                    arrival: arr * US,
+                    bursts: b.into(),
+                    priority: prio,
+                    weight,
+                    nice,
+                    jobs,
+                    ..TaskSpec::default()
+                }
+                .with(RareFields {
+                    deadline: deadline.map(|d| d * US),
+                    period,
+                    runtime: runtime.map(|r| r * US),
+                    affinity: aff.map(|s| s.into_iter().collect()),
+                    class: class.map(str::to_string),
+                    locks: lock
+                        .map(|l| vec![LockUse { name: format!("L{l}"), burst: l.min(n_cpu - 1) }])
+                        .unwrap_or_default(),
+                    wakes: Vec::new(),
+                    until_woken: Vec::new(),
+                    runtime_reads: Vec::new(),
+                    start_cpu: None,
+                    // A periodic task without locks: its first job as drawn, the rest reversed.
+                    job_phases: if phased && jobs > 1 && lock.is_none() {
+                        let first = JobPhase { jobs: 1, bursts: b_first.clone() };
+                        vec![first, JobPhase { jobs: jobs - 1, bursts: b_first.iter().rev().copied().collect() }]
+                    } else {
+                        vec![]
+                    },
+                })
+            },
+        )
 }
 
 /// Let some blocked intervals wait for wake-ups from tasks earlier in the list (so no task waits
@@ -109,7 +120,11 @@ fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
             tasks[j].wakes.push(WakeUp { burst, at, task: i });
             tasks[j].wakes.sort_by_key(|w| (w.burst, w.at));
         }
-        // Reads of its CPU clock here and there (points where an expired slice ends).
+        // Reads of its CPU clock here and there (points where an expired slice ends); not in a
+        // task whose jobs differ (a point names a burst of every job).
+        if !tasks[i].job_phases.is_empty() {
+            continue;
+        }
         for b in 0..tasks[i].bursts.len().div_ceil(2) {
             for _ in 0..next(3) {
                 let at = next(tasks[i].bursts[2 * b] + 1);
@@ -207,10 +222,11 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
             return Err(format!("{} never finished", t.name));
         }
         for job in 0..t.jobs {
-            for b in (0..t.bursts.len()).step_by(2) {
+            let bursts = t.job_bursts(job);
+            for b in (0..bursts.len()).step_by(2) {
                 let got = served.get(&(i, job, b as u32)).copied().unwrap_or(0);
-                if got != t.bursts[b] {
-                    return Err(format!("{} job {job} burst {b}: served {got}, wanted {}", t.name, t.bursts[b]));
+                if got != bursts[b] {
+                    return Err(format!("{} job {job} burst {b}: served {got}, wanted {}", t.name, bursts[b]));
                 }
                 if b >= 2 {
                     let io = b / 2 - 1;
@@ -221,7 +237,7 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
                             let woken = woken.ok_or_else(|| format!("{} wait {n}: no wake-up", t.name))?;
                             woken.max(last[&(i, job, b as u32 - 2)])
                         }
-                        None => last[&(i, job, b as u32 - 2)] + t.bursts[b - 1],
+                        None => last[&(i, job, b as u32 - 2)] + bursts[b - 1],
                     };
                     if first[&(i, job, b as u32)] < io_end {
                         return Err(format!("{} job {job} ran burst {b} during its I/O (before {io_end})", t.name));

@@ -213,3 +213,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_periodic_task_with_phases_runs_each_job_of_its_own_shape() {
+    // rt-app's phases on one timer: period 30 ms, two jobs of 3 ms, then one job of 2 ms of CPU,
+    // 5 ms blocked, 20 ms of CPU. Alone under fcfs: job 0 runs 0–3, job 1 30–33, job 2 60–62,
+    // blocks 62–67, runs 67–87 (deadline 90: met). Had every job been the first phase's, the
+    // last would end at 63.
+    let w = Workload::from_json_str(
+        r#"{"tasks":[{"name":"p","period":30,"phases":[{"jobs":2,"bursts":[3]},{"jobs":1,"bursts":[2,5,20]}]}]}"#,
+    )
+    .unwrap();
+    let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
+    assert_eq!(jobs_and_times(&r), vec![(0, 0, 3), (1, 30, 33), (2, 60, 62), (2, 67, 87)]);
+    let t = &r.tasks[0];
+    assert_eq!((t.jobs_done, t.deadline_misses, t.finish), (3, 0, Some(87 * MS)));
+    // Job by job, each job's CPU need is its own phase's: job 2 finishes at 87, not at 62.
+    let report = schedlab_sim::jobs::job_metrics(&w, &r).unwrap();
+    let finishes: Vec<_> = report.jobs.iter().map(|j| j.finish.map(|f| f / MS)).collect();
+    assert_eq!(finishes, vec![Some(3), Some(33), Some(87)]);
+}

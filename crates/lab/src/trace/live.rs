@@ -113,6 +113,9 @@ pub fn from_workload(exe: &Path, w: &Workload, cpus: &[usize], open_ns: u64) -> 
             if !t.locks.is_empty() {
                 schedlab_os::bail_usage!("task {}: locks cannot run live yet", t.name);
             }
+            if !t.job_phases.is_empty() {
+                schedlab_os::bail_usage!("task {}: jobs of different shapes (phases) cannot run live yet", t.name);
+            }
             let on = |a: &[usize]| -> Result<Vec<usize>> {
                 a.iter()
                     .map(|&c| cpus.get(c).copied().with_context(|| format!("task {}: no CPU {c} here", t.name)))

@@ -135,7 +135,7 @@ pub fn record_workload(req: &WorkloadRecordRequest) -> Result<Section> {
     );
     let mut per_task = Vec::new();
     for ((spec, task), pid) in req.workload.tasks.iter().zip(&tasks).zip(&run.pids) {
-        let demand: u64 = spec.bursts.iter().step_by(2).sum::<u64>() * u64::from(spec.jobs.max(1));
+        let demand: u64 = (0..spec.jobs.max(1)).map(|k| schedlab_sim::jobs::job_cpu(spec, k)).sum();
         let traced = tl.tasks.get(pid).map_or(0, |t| {
             let from = t.execs.last().map_or(t.first_seen, |e| e.ts);
             t.cpu_time_in(from, u64::MAX)

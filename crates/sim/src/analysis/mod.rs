@@ -86,6 +86,11 @@ pub fn periodic_tasks(w: &Workload) -> Result<Vec<PeriodicTask>, AnalysisError> 
             if !s.locks.is_empty() {
                 return Err(refuse("holds locks; blocking on shared resources is not modelled"));
             }
+            if !s.job_phases.is_empty() {
+                return Err(refuse(
+                    "has jobs of different lengths (phases); the analysis takes one worst-case time per task",
+                ));
+            }
             Ok(PeriodicTask {
                 name: s.name.clone(),
                 c: s.bursts[0],

@@ -215,7 +215,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
                     self.blocked.push(Blocked { task: t, start: ts.since, end: now, what: "io".into() });
                 }
                 ts.burst_idx += 1;
-                ts.burst = self.w.tasks[t].bursts[ts.burst_idx as usize];
+                ts.burst = self.w.tasks[t].job_bursts(ts.job)[ts.burst_idx as usize];
                 ts.remaining = ts.burst;
                 self.make_ready(t, EnqueueReason::Woken);
             }
@@ -296,13 +296,13 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     fn start_job(&mut self, t: TaskId, release: Time, why: EnqueueReason) {
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
+        let (deadline, period) = spec.rare.as_deref().map_or((None, None), |r| (r.deadline, r.period));
+        ts.job = period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
         ts.burst_idx = 0;
-        ts.burst = spec.bursts[0];
+        ts.burst = spec.job_bursts(ts.job)[0];
         ts.remaining = ts.burst;
         ts.next_wake = 0;
-        let (deadline, period) = spec.rare.as_deref().map_or((None, None), |r| (r.deadline, r.period));
         ts.deadline = deadline.or(period).map_or(NONE, |d| release + d);
-        ts.job = period.map_or(0, |p| ((release - spec.arrival) / p.max(1)) as u32);
         if self.cfg.on_miss == OnMiss::Abort && ts.deadline != NONE {
             // Late: after the CPU stops of that instant, so a job ending on its deadline is done.
             self.events_q.push(ts.deadline, true, Kind::Deadline(t));
@@ -536,7 +536,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             self.blocked.push(Blocked { task: u, start: ts.since, end: now, what: "wait".into() });
         }
         ts.burst_idx += 1;
-        ts.burst = self.w.tasks[u].bursts[ts.burst_idx as usize];
+        ts.burst = self.w.tasks[u].job_bursts(ts.job)[ts.burst_idx as usize];
         ts.remaining = ts.burst;
         self.make_ready_from(u, EnqueueReason::Woken, from);
     }
@@ -552,7 +552,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         let start = self.cpus[c].work_start.min(now);
         let io = ts.burst_idx as usize / 2;
         if now - start < ts.remaining
-            || ts.burst_idx as usize + 2 >= spec.bursts.len()
+            || ts.burst_idx as usize + 2 >= spec.job_bursts(ts.job).len()
             || self.pending[t] == 0
             || !spec.locks.is_empty()
             || spec.until_woken.binary_search(&io).is_err()
@@ -567,7 +567,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             self.slices.push(Slice { task: t, cpu: c, start, end: start + ran, job: ts.job, burst: ts.burst_idx });
         }
         ts.burst_idx += 2;
-        ts.burst = spec.bursts[ts.burst_idx as usize];
+        ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
         ts.remaining = ts.burst;
         let burst_end = now + ts.remaining;
         let slice_end = self.cpus[c].slice_end;
@@ -639,14 +639,14 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         }
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
-        if (ts.burst_idx as usize) + 1 < spec.bursts.len() {
+        if (ts.burst_idx as usize) + 1 < spec.job_bursts(ts.job).len() {
             let io = ts.burst_idx as usize / 2;
             if spec.rare.as_deref().is_some_and(|r| r.until_woken.binary_search(&io).is_ok()) {
                 self.wait_for_wake(t, why);
                 return;
             }
             ts.burst_idx += 1;
-            ts.burst = spec.bursts[ts.burst_idx as usize];
+            ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
             ts.phase = Phase::Io;
             ts.since = now;
             let q = ts.queue as usize;
@@ -723,13 +723,13 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         if self.pending[t] > 0 {
             self.pending[t] -= 1;
             ts.burst_idx += 2;
-            ts.burst = spec.bursts[ts.burst_idx as usize];
+            ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
             ts.remaining = ts.burst;
             self.queue_ready(t, why);
             return;
         }
         ts.burst_idx += 1;
-        ts.burst = spec.bursts[ts.burst_idx as usize];
+        ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
         ts.phase = Phase::Io;
         ts.since = now;
         ts.waiting_wake = true;

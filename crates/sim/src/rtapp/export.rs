@@ -153,6 +153,20 @@ pub(super) fn body_entries(t: &TaskSpec) -> Result<Vec<(String, Node)>, RtAppErr
     let indexed: Vec<(usize, Dur)> = t.bursts.iter().copied().enumerate().collect();
     let locks = locks_by_burst(t);
     let single_reservation = t.class.as_deref() == Some("deadline") && t.jobs == 1;
+    if let (Some(p), false) = (t.period, t.job_phases.is_empty()) {
+        let mut phases = Vec::new();
+        for (i, phase) in t.job_phases.iter().enumerate() {
+            if phase.bursts.iter().sum::<Dur>() > p {
+                let msg = "a job longer than its period: rt-app's timer would not keep the period";
+                return Err(RtAppError::new(Some(&t.name), format!("phases[{i}]"), msg));
+            }
+            let indexed: Vec<(usize, Dur)> = phase.bursts.iter().copied().enumerate().collect();
+            let mut body = vec![("loop".to_string(), Node::Int(phase.jobs.into()))];
+            body.extend(event_entries(t, &indexed, &vec![vec![]; indexed.len()], Some(p))?);
+            phases.push((format!("p{i}"), Node::Obj(body)));
+        }
+        return Ok(vec![("loop".to_string(), Node::Int(1)), ("phases".to_string(), Node::Obj(phases))]);
+    }
     if let Some(p) = t.period.filter(|_| !single_reservation) {
         let length: Dur = t.bursts.iter().sum();
         if length > p {

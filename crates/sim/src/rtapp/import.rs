@@ -72,27 +72,22 @@ pub(super) fn job_count(t: &Thread, period: Dur, duration: Option<Time>) -> Resu
 
 /// A task whose bodies are one periodic job: a periodic TaskSpec.
 pub(super) fn periodic_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSpec, RtAppError> {
-    let mut job: Option<Job> = None;
-    for phase in &t.phases {
-        let this = job_of(t, phase)?;
-        match &job {
-            None => job = Some(this),
-            Some(first) if *first == this => {}
-            Some(_) => {
-                let key = format!("{}timer", phase.path);
-                return Err(t.at(&key).err(
-                    "phases with different bodies or timers: a periodic task has one job shape (splitting it into tasks would not be exact)",
-                ));
-            }
+    let jobs: Vec<Job> = t.phases.iter().map(|phase| job_of(t, phase)).collect::<Result<_, _>>()?;
+    for (phase, job) in t.phases.iter().zip(&jobs) {
+        let key = format!("{}timer", phase.path);
+        if job.timer != jobs[0].timer {
+            let msg = "phases with different timers: a periodic task has one timer (splitting it into tasks would not be exact)";
+            return Err(t.at(&key).err(msg));
+        }
+        let length: Dur = job.bursts.iter().sum();
+        if length > job.timer.period {
+            let msg =
+                format!("the body ({} µs) is longer than the timer period ({} µs)", length / US, job.timer.period / US);
+            return Err(t.at(&key).err(msg));
         }
     }
-    let Job { bursts, locks, timer } = job.expect("a thread has at least one phase");
-    let (timer_key, _) = t.timers().next().expect("a periodic thread has a timer");
-    let length: Dur = bursts.iter().sum();
-    if length > timer.period {
-        let msg = format!("the body ({} µs) is longer than the timer period ({} µs)", length / US, timer.period / US);
-        return Err(t.at(&timer_key).err(msg));
-    }
+    let alike = jobs.iter().all(|j| *j == jobs[0]);
+    let Job { bursts, locks, timer } = jobs[0].clone();
     if t.sched.policy == Policy::Deadline && t.sched.period != Some(timer.period) {
         return Err(t.at("dl-period").err(format!(
             "the timer period ({} µs) differs from dl-period ({} µs): schedlab has one period per task",
@@ -100,9 +95,12 @@ pub(super) fn periodic_spec(t: &Thread, duration: Option<Time>) -> Result<TaskSp
             t.sched.period.unwrap_or(0) / US
         )));
     }
-    let jobs = job_count(t, timer.period, duration)?;
+    let count = job_count(t, timer.period, duration)?;
     let mut spec = base_spec(t);
-    (spec.bursts, spec.locks, spec.period, spec.jobs) = (bursts.into(), locks, Some(timer.period), jobs);
+    if !alike {
+        spec.job_phases = super::job_phases::job_phases(t, &jobs, count)?;
+    }
+    (spec.bursts, spec.locks, spec.period, spec.jobs) = (bursts.into(), locks, Some(timer.period), count);
     Ok(spec)
 }
 

@@ -15,6 +15,7 @@
 //! | `run`, `runtime` | CPU bursts (adjacent ones merge) |
 //! | `sleep` | blocked intervals; a sleep before the first run adds to `arrival`, one after the last run (the thread's exit) is dropped |
 //! | a body of runs/sleeps ending in one `timer` {`ref`, `period`} | a periodic task: `period` = the timer's, `bursts` = one job, `jobs` = the number of loops |
+//! | `phases` of such bodies on one timer whose bodies differ (rt-app's example3) | a periodic task with `job_phases`: the thread's rounds unrolled, each phase `loop` jobs of its body, cut to the jobs released before `global.duration` |
 //! | `loop`, `phases` (each with its own `loop`) | other bodies are unrolled, in order, into one burst list |
 //! | `loop: -1` (also a task's default) | until `global.duration` (s): the loops and events that start before it at their nominal times |
 //! | `policy` SCHED_OTHER / SCHED_IDLE, `global.default_policy` | class `other` / `idle`; SCHED_OTHER's `priority` is its `nice` (rt-app sets it with setpriority) |
@@ -41,8 +42,8 @@
 //! legacy task keys `period`/`deadline`, and a task-level `runtime` event without `dl-runtime`
 //! (rt-app reads it as the legacy dl-runtime as well); events beside `phases`; a `resources`
 //! entry that is not a mutex; unknown keys. A timer is mapped only in the shape above: one
-//! timer, last in the body, after a run, every phase with the same body and timer (locks
-//! included), the body no longer than the period, the timer's `ref` not shared with another thread, and for SCHED_DEADLINE
+//! timer, last in the body, after a run, every phase with the same timer (where the bodies
+//! differ: no locks, no phase of `loop: -1`), the body no longer than the period, the timer's `ref` not shared with another thread, and for SCHED_DEADLINE
 //! the timer period equal to `dl-period` (schedlab has one period per task); any other timer is
 //! refused by name. `loop: -1` without a positive `global.duration` is refused, as are loop
 //! counts of 0 or below -1.
@@ -61,7 +62,8 @@
 //! alike but for their names; times in µs. A lock becomes `lock` … `unlock` around its burst's
 //! run, and a document with locks sets `global.pi_enabled` (schedlab's runs inherit by
 //! default). A periodic task (a `period`, except a SCHED_DEADLINE one of one job, whose period
-//! is only its reservation's) is `loop` = `jobs` over its job's runs and sleeps and a timer;
+//! is only its reservation's) is `loop` = `jobs` over its job's runs and sleeps and a timer
+//! (with job phases: `loop` 1 and a phase per job phase, each `loop` = its jobs and a timer);
 //! another task's bursts become runs and sleeps, a phase per run of equal (CPU, blocked) pairs
 //! (locks included) and a last phase with the last CPU burst. `global` has `duration: -1`.
 //! Refused, by task and field: times that are not whole µs (never rounded) or beyond rt-app's
@@ -81,6 +83,7 @@ use std::fmt;
 
 mod export;
 mod import;
+mod job_phases;
 mod json;
 mod lock_spans;
 mod model;

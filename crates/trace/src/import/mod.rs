@@ -505,6 +505,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
                 start_cpu: p.start_cpu,
+                job_phases: Vec::new(),
             }),
         );
         report_tasks.push(ImportedTask {
