@@ -31,7 +31,7 @@ pub(super) fn job_of(t: &Thread, phase: &Phase) -> Result<Job, RtAppError> {
     let events = normalized(&phase.events);
     let timers: Vec<&str> = events.iter().filter(|(_, e)| matches!(e, Event::Timer(_))).map(|(k, _)| *k).collect();
     let Some(&first_timer) = timers.first() else {
-        let msg = "another phase has a timer and this one has none: a periodic task has one job shape";
+        let msg = "another phase has a timer and this one has none: every job of a periodic task ends at its timer";
         return Err(RtAppError::new(Some(&t.key), format!("{}timer", phase.path), msg));
     };
     let key = format!("{}{first_timer}", phase.path);
