@@ -55,7 +55,8 @@ pub struct TaskStats {
     pub switch_ins: u64,
     pub switches_per_sec: f64,
     pub wake_samples: usize,
-    /// On the timeline's clock grid ([`median_on_grid`]).
+    /// On the timeline's clock grid ([`median_on_grid`]); of a simulated timeline, with its
+    /// whole-µs samples read as the trace's ([`median_of_replayed`]).
     pub wake_p50_ns: Option<u64>,
     /// Nearest rank.
     pub wake_p99_ns: Option<u64>,
@@ -122,6 +123,49 @@ pub fn median_on_grid(sorted: &[u64], grid: u64) -> Option<u64> {
     quantile_on_grid(sorted, grid, 0.5)
 }
 
+/// The median of a simulated timeline's latencies (exact times), where some samples are whole
+/// µs read off a 1 µs trace. A replay takes its durations from the trace it replays, and a
+/// latency made only of them (the time a waker runs on after its wake-up, up to its block) is as
+/// rounded as the trace's own; a latency with a drawn wake-up delay or a tick in it is not. So a
+/// whole-µs sample `v` > 0 stands for any value in `[v − 0.5 µs, v + 0.5 µs)`, as a trace's
+/// samples do in [`median_on_grid`], and any other sample for itself: read as exact, a replay's
+/// median jumps between whole µs (2 or 3) where the trace's, read as grouped data, says 2.2.
+/// With no whole-µs sample it is the nearest-rank median.
+pub fn median_of_replayed(sorted: &[u64]) -> Option<u64> {
+    const US: u64 = 1_000;
+    let rounded = |v: u64| v > 0 && v.is_multiple_of(US);
+    if !sorted.iter().any(|&v| rounded(v)) {
+        return percentile(sorted, 50.0);
+    }
+    // Samples at or below x: a rounded one counts the part of its microsecond below x.
+    let mass = |x: f64| -> f64 {
+        sorted
+            .iter()
+            .map(|&v| {
+                let v = v as f64;
+                if rounded(v as u64) {
+                    ((x - (v - US as f64 / 2.0)) / US as f64).clamp(0.0, 1.0)
+                } else if v <= x {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    };
+    let half = sorted.len() as f64 / 2.0;
+    let (mut lo, mut hi) = (0.0f64, *sorted.last()? as f64 + US as f64);
+    while hi - lo > 0.5 {
+        let mid = (lo + hi) / 2.0;
+        if mass(mid) >= half {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi.round() as u64)
+}
+
 /// The quantile `q` (0 < q < 1) of samples on a `grid`, interpolated in its group as
 /// [`median_on_grid`] does (the quantile of grouped data).
 pub fn quantile_on_grid(sorted: &[u64], grid: u64, q: f64) -> Option<u64> {
@@ -156,7 +200,8 @@ fn stats(t: Option<&TaskTimeline>, start: u64, end: u64, cpus: usize, grid: u64)
         switch_ins,
         switches_per_sec: switch_ins as f64 / (window / 1e9),
         wake_samples: lat.len(),
-        wake_p50_ns: median_on_grid(&lat, grid),
+        // A simulated timeline (grid 0) replays a trace; a trace (even one in ns) is itself.
+        wake_p50_ns: if grid == 0 { median_of_replayed(&lat) } else { median_on_grid(&lat, grid) },
         wake_p99_ns: percentile(&lat, 99.0),
     }
 }
@@ -288,6 +333,17 @@ mod tests {
         // Exact times (grid 1) keep the nearest-rank median; nothing gives none.
         assert_eq!(median_on_grid(&[2000, 2500, 3000], 1), Some(2500));
         assert_eq!(median_on_grid(&[], 1000), None);
+        // A replay's whole-µs latencies are read as the trace's are; other values as themselves.
+        assert_eq!(median_of_replayed(&v), Some(2667), "all whole µs: as on the clock grid");
+        let mut mixed = v.clone();
+        mixed.extend([1_900; 20]);
+        mixed.sort_unstable();
+        // 20 at 1.9 µs, then 40 spread over [1.5, 2.5) µs, 60 over [2.5, 3.5): the 60th of 120
+        // lies 40/40 into the first group, at 2.5 µs.
+        assert_eq!(median_of_replayed(&mixed), Some(2500));
+        assert_eq!(median_of_replayed(&[1_900, 2_100, 2_300]), Some(2_100), "no whole µs: nearest rank");
+        assert_eq!(median_of_replayed(&[0, 0, 0]), Some(0), "a zero is exact");
+        assert_eq!(median_of_replayed(&[]), None);
         // 6, 7, 8 and 9 µs ten times each stand for a spread even over [5.5, 9.5) µs.
         let even: Vec<u64> = [6000, 7000, 8000, 9000].iter().flat_map(|&v| [v; 10]).collect();
         assert_eq!(quantile_on_grid(&even, 1000, 0.25), Some(6500));
