@@ -223,6 +223,7 @@ fn bench_runs_the_simpy_peer_on_the_same_tasks() {
     let goal = doc["verdicts"].as_array().unwrap().iter().find(|v| v["claim"].as_str().unwrap().contains("SimPy"));
     let goal = goal.expect("the SimPy goal is judged");
     assert_eq!(goal["kind"], "goal");
+    assert!(goal["claim"].as_str().unwrap().contains("(rr:quantum=2ms)"), "the claim names the quantum: {goal}");
     assert!(goal["detail"].as_str().unwrap().contains("n = 2"), "{goal}");
 }
 

@@ -201,7 +201,10 @@ pub fn section(tasks: usize, rows: Vec<Row>) -> Section {
         let paired: Vec<f64> = py.trials_s.iter().zip(&rr.trials_s).map(|(p, o)| p / o).collect();
         s.verdicts.push(judge::at_least(
             ClaimKind::Goal,
-            format!("Round robin at least {TARGET_SIMPY_RATIO:.0}× SimPy's speed on the same tasks (same run)"),
+            format!(
+                "Round robin ({}) at least {TARGET_SIMPY_RATIO:.0}× SimPy's speed on the same tasks (same run)",
+                rr.policy
+            ),
             &paired,
             TARGET_SIMPY_RATIO,
             "×",
