@@ -14,7 +14,7 @@ trials (every run's wall time, in order), avg_turnaround_ms, repeat.
 
 With --serve the model takes its timed runs one at a time, so that they interleave with
 schedlab's and a slow spell of the host falls on both sides of a pair: after the warm-up it
-prints one JSON line (events, avg_turnaround_ms); then for each line `run` on stdin it runs the
+prints one JSON line (events, avg_turnaround_ms, seconds of the warm-up); then for each line `run` on stdin it runs the
 model once and prints one JSON line (seconds), until end of input.
 """
 import collections
@@ -73,8 +73,8 @@ def simulate(tasks, quantum):
 
 def serve(tasks, quantum):
     """Warm up, say what the model computes, then run once per `run` request."""
-    events, _, turnaround = simulate(tasks, quantum)
-    say({"events": events, "avg_turnaround_ms": turnaround / len(tasks) / 1e6})
+    events, secs, turnaround = simulate(tasks, quantum)
+    say({"events": events, "avg_turnaround_ms": turnaround / len(tasks) / 1e6, "seconds": secs})
     for request in sys.stdin:
         if request.strip() != "run":
             sys.exit(f"unknown request {request.strip()!r} (expected `run`)")

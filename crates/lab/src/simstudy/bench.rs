@@ -102,7 +102,14 @@ fn time_one(
     let before = rusage::rss_now_and_peak_kb().filter(|_| reset).map(|(now, _)| mib(now));
     // One untimed run first: the first runs of a process pay for touching fresh memory (page
     // faults), which is not the engine's speed. The SimPy script warms up the same way.
+    let t0 = Instant::now();
     simulate(w, by_spec(spec)?.as_mut(), &cfg);
+    // Paired with the peer, a trial is as many runs back to back as fill the peer's run (its
+    // warm-up's length), timed as one and divided: both sides of a pair then measure the same
+    // stretch of the host, where one run of a few ms would catch a spike the peer's half second
+    // averages out.
+    let runs_per_trial =
+        peer.as_ref().map_or(1, |p| (p.warm_s() / t0.elapsed().as_secs_f64()).ceil().clamp(1.0, 1e4) as u32);
     let mut trials_s = Vec::with_capacity(repeat.max(1));
     let mut last = None;
     for _ in 0..repeat.max(1) {
@@ -111,11 +118,12 @@ fn time_one(
             // caches; warm up again, as the peer's run is warm for all but its first moments.
             simulate(w, by_spec(spec)?.as_mut(), &cfg);
         }
-        let mut p = by_spec(spec)?;
         let t0 = Instant::now();
-        let r = simulate(w, p.as_mut(), &cfg);
-        trials_s.push(t0.elapsed().as_secs_f64());
-        last = Some(r);
+        for _ in 0..runs_per_trial {
+            let mut p = by_spec(spec)?;
+            last = Some(simulate(w, p.as_mut(), &cfg));
+        }
+        trials_s.push(t0.elapsed().as_secs_f64() / f64::from(runs_per_trial));
         if let Some(p) = peer.as_deref_mut() {
             p.trial()?;
         }

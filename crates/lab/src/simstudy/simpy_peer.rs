@@ -28,6 +28,7 @@ pub struct SimpyPeer {
     quantum_ns: u64,
     events: u64,
     avg_turnaround_ms: f64,
+    warm_s: f64,
     trials_s: Vec<f64>,
 }
 
@@ -36,6 +37,8 @@ pub struct SimpyPeer {
 struct Warm {
     events: u64,
     avg_turnaround_ms: f64,
+    /// Its warm-up run's wall time.
+    seconds: f64,
 }
 
 /// What the model says after a timed run.
@@ -85,11 +88,17 @@ impl SimpyPeer {
             quantum_ns,
             events: 0,
             avg_turnaround_ms: 0.0,
+            warm_s: 0.0,
             trials_s: vec![],
         };
         let warm: Warm = peer.answer("its warm-up run")?;
-        (peer.events, peer.avg_turnaround_ms) = (warm.events, warm.avg_turnaround_ms);
+        (peer.events, peer.avg_turnaround_ms, peer.warm_s) = (warm.events, warm.avg_turnaround_ms, warm.seconds);
         Ok(peer)
+    }
+
+    /// How long the model's warm-up run took (a timed run takes about as long).
+    pub fn warm_s(&self) -> f64 {
+        self.warm_s
     }
 
     /// Whether the model has been timed (it pairs with one series of runs).
