@@ -78,8 +78,9 @@ pub struct WrrArgs {
 ///
 /// With --simpy, the same tasks also run through bench/sim/simpy_rr.py (SimPy round robin),
 /// --repeat times as well, each of its timed runs right after one of round robin's (so a slow
-/// spell of the host falls on both sides of a pair); the ratio of each pair is judged and the
-/// ratio of the best times printed. Take numbers on a quiet machine (e.g. under
+/// spell of the host falls on both sides of a pair); a trial of round robin is as many runs
+/// back to back as fill one of SimPy's, divided. The ratio of each pair is judged and the ratio
+/// of the best times printed. Take numbers on a quiet machine (e.g. under
 /// `flock /tmp/schedlab-measure.lock`).
 #[derive(clap::Args)]
 pub struct BenchArgs {
