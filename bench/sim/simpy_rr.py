@@ -1,21 +1,20 @@
 #!/usr/bin/env python3
 """Round robin on one CPU in SimPy — the peer model for `schedlab sim bench --simpy`.
 
-Usage: simpy_rr.py TASKS.csv QUANTUM_NS [REPEAT | --serve]
+Usage: simpy_rr.py TASKS.csv QUANTUM_NS   (then `run` lines on stdin)
 
 TASKS.csv has one `arrival_ns,burst_ns` line per task (written by `schedlab sim bench`),
 sorted by arrival. The model matches schedlab's `rr`: a FIFO ready queue; the CPU runs the
 head for min(quantum, remaining); a task whose quantum ends goes to the back, behind tasks that
 arrived at the same instant. Events counted like schedlab's engine: one per arrival and one per
-CPU stop (quantum end or burst end). After one untimed warm-up run, the model runs REPEAT
-times (default 1) in fresh environments, as schedlab times its `--repeat` runs. Prints one JSON
-object: events, seconds (best wall time of the simulation only, not of reading the file),
-trials (every run's wall time, in order), avg_turnaround_ms, repeat.
+CPU stop (quantum end or burst end).
 
-With --serve the model takes its timed runs one at a time, so that they interleave with
-schedlab's and a slow spell of the host falls on both sides of a pair: after the warm-up it
-prints one JSON line (events, avg_turnaround_ms, seconds of the warm-up); then for each line `run` on stdin it runs the
-model once and prints one JSON line (seconds), until end of input.
+The model takes its timed runs one at a time, so that they interleave with schedlab's and a
+slow spell of the host falls on both sides of a pair: after one untimed warm-up run it prints
+one JSON line (events, avg_turnaround_ms, seconds of the warm-up); then for each line `run` on
+stdin it runs the model once in a fresh environment and prints one JSON line (seconds: wall
+time of the simulation only, not of reading the file), until end of input. By hand:
+`printf 'run\nrun\n' | python3 simpy_rr.py tasks.csv 2000000`.
 """
 import collections
 import json
@@ -89,34 +88,15 @@ def say(obj):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) != 3:
         sys.exit(__doc__)
     path, quantum = sys.argv[1], int(sys.argv[2])
-    mode = sys.argv[3] if len(sys.argv) > 3 else "1"
     tasks = []
     with open(path) as f:
         for line in f:
             a, b = line.split(",")
             tasks.append((int(a), int(b)))
-    if mode == "--serve":
-        serve(tasks, quantum)
-        return
-    repeat = int(mode)
-    if repeat < 1:
-        sys.exit("REPEAT must be at least 1")
-
-    simulate(tasks, quantum)  # untimed warm-up, as schedlab does before its timed runs
-    runs = [simulate(tasks, quantum) for _ in range(repeat)]
-    if len({(e, t) for e, _, t in runs}) != 1:
-        sys.exit("the model gave different results on the same tasks")
-    events, _, turnaround = runs[0]
-    print(json.dumps({
-        "events": events,
-        "seconds": min(s for _, s, _ in runs),
-        "trials": [s for _, s, _ in runs],
-        "avg_turnaround_ms": turnaround / len(tasks) / 1e6,
-        "repeat": repeat,
-    }))
+    serve(tasks, quantum)
 
 
 if __name__ == "__main__":

@@ -139,19 +139,11 @@ pub fn median_of_replayed(sorted: &[u64]) -> Option<u64> {
     }
     // Samples at or below x: a rounded one counts the part of its microsecond below x.
     let mass = |x: f64| -> f64 {
-        sorted
-            .iter()
-            .map(|&v| {
-                let v = v as f64;
-                if rounded(v as u64) {
-                    ((x - (v - US as f64 / 2.0)) / US as f64).clamp(0.0, 1.0)
-                } else if v <= x {
-                    1.0
-                } else {
-                    0.0
-                }
-            })
-            .sum()
+        let below = |v: u64| match (rounded(v), v as f64) {
+            (true, v) => ((x - v) / US as f64 + 0.5).clamp(0.0, 1.0),
+            (false, v) => f64::from(u8::from(v <= x)),
+        };
+        sorted.iter().map(|&v| below(v)).sum()
     };
     let half = sorted.len() as f64 / 2.0;
     let (mut lo, mut hi) = (0.0f64, *sorted.last()? as f64 + US as f64);

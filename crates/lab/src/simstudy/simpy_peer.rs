@@ -63,7 +63,7 @@ impl SimpyPeer {
         let started = ChildSpec::new(python)
             .arg(script.display().to_string())
             .arg(csv.display().to_string())
-            .args([quantum_ns.to_string(), "--serve".to_string()])
+            .arg(quantum_ns.to_string())
             .stdin(Input::Pipe)
             .stdout(Output::Pipe)
             .stderr(Output::Pipe);
@@ -172,7 +172,7 @@ impl Drop for SimpyPeer {
 }
 
 /// Write the tasks for the SimPy model: `arrival_ns,burst_ns` per line.
-pub fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
+fn write_tasks_csv(w: &Workload, path: &Path) -> Result<()> {
     let mut f = std::io::BufWriter::new(File::create(path).with_context(|| format!("creating {}", path.display()))?);
     for t in &w.tasks {
         writeln!(f, "{},{}", t.arrival, t.bursts[0])?;

@@ -148,49 +148,55 @@ pub(super) fn burst_groups(bursts: &[Dur], locks: &[Vec<&str>]) -> Vec<(u64, Vec
     groups
 }
 
+/// `loop` = `jobs` over one periodic job's `bursts` (`locks`: [`locks_by_burst`] of them) and a
+/// timer of period `p`; a job longer than its period is refused, naming `key`.
+fn periodic_body(
+    t: &TaskSpec,
+    bursts: &[Dur],
+    locks: &[Vec<&str>],
+    jobs: u32,
+    p: Dur,
+    key: &str,
+) -> Result<Vec<(String, Node)>, RtAppError> {
+    if bursts.iter().sum::<Dur>() > p {
+        let msg = "a job longer than its period: rt-app's timer would not keep the period";
+        return Err(RtAppError::new(Some(&t.name), key, msg));
+    }
+    let indexed: Vec<(usize, Dur)> = bursts.iter().copied().enumerate().collect();
+    let mut out = vec![("loop".to_string(), Node::Int(jobs.into()))];
+    out.extend(event_entries(t, &indexed, locks, Some(p))?);
+    Ok(out)
+}
+
+/// Bodies (each with its `loop`) as the phases `p0`, `p1`, … of a task that runs them once.
+fn as_phases(bodies: Vec<Vec<(String, Node)>>) -> Vec<(String, Node)> {
+    let phases = bodies.into_iter().enumerate().map(|(i, b)| (format!("p{i}"), Node::Obj(b))).collect();
+    // With "phases", a task's own loop defaults to -1 (for ever): say 1.
+    vec![("loop".to_string(), Node::Int(1)), ("phases".to_string(), Node::Obj(phases))]
+}
+
 /// `loop` and the events (or `phases`) of a task.
 pub(super) fn body_entries(t: &TaskSpec) -> Result<Vec<(String, Node)>, RtAppError> {
-    let indexed: Vec<(usize, Dur)> = t.bursts.iter().copied().enumerate().collect();
     let locks = locks_by_burst(t);
     let single_reservation = t.class.as_deref() == Some("deadline") && t.jobs == 1;
     if let (Some(p), false) = (t.period, t.job_phases.is_empty()) {
-        let mut phases = Vec::new();
-        for (i, phase) in t.job_phases.iter().enumerate() {
-            if phase.bursts.iter().sum::<Dur>() > p {
-                let msg = "a job longer than its period: rt-app's timer would not keep the period";
-                return Err(RtAppError::new(Some(&t.name), format!("phases[{i}]"), msg));
-            }
-            let indexed: Vec<(usize, Dur)> = phase.bursts.iter().copied().enumerate().collect();
-            let mut body = vec![("loop".to_string(), Node::Int(phase.jobs.into()))];
-            body.extend(event_entries(t, &indexed, &vec![vec![]; indexed.len()], Some(p))?);
-            phases.push((format!("p{i}"), Node::Obj(body)));
-        }
-        return Ok(vec![("loop".to_string(), Node::Int(1)), ("phases".to_string(), Node::Obj(phases))]);
+        // A phased task holds no locks (the workload refuses them beside phases).
+        let bodies = t.job_phases.iter().enumerate().map(|(i, ph)| {
+            periodic_body(t, &ph.bursts, &vec![vec![]; ph.bursts.len()], ph.jobs, p, &format!("phases[{i}]"))
+        });
+        return Ok(as_phases(bodies.collect::<Result<_, _>>()?));
     }
     if let Some(p) = t.period.filter(|_| !single_reservation) {
-        let length: Dur = t.bursts.iter().sum();
-        if length > p {
-            let msg = "a job longer than its period: rt-app's timer would not keep the period";
-            return Err(RtAppError::new(Some(&t.name), "period", msg));
-        }
-        let mut out = vec![("loop".to_string(), Node::Int(t.jobs.into()))];
-        out.extend(event_entries(t, &indexed, &locks, Some(p))?);
-        return Ok(out);
+        return periodic_body(t, &t.bursts, &locks, t.jobs, p, "period");
     }
     let groups = burst_groups(&t.bursts, &locks);
-    if let [(n, body)] = groups.as_slice() {
-        let mut out = vec![("loop".to_string(), Node::Int(*n as i64))];
-        out.extend(event_entries(t, body, &locks, None)?);
-        return Ok(out);
-    }
-    let mut phases = Vec::new();
-    for (i, (n, body)) in groups.iter().enumerate() {
+    let mut bodies = Vec::with_capacity(groups.len());
+    for (n, body) in &groups {
         let mut phase = vec![("loop".to_string(), Node::Int(*n as i64))];
         phase.extend(event_entries(t, body, &locks, None)?);
-        phases.push((format!("p{i}"), Node::Obj(phase)));
+        bodies.push(phase);
     }
-    // With "phases", a task's own loop defaults to -1 (for ever): say 1.
-    Ok(vec![("loop".to_string(), Node::Int(1)), ("phases".to_string(), Node::Obj(phases))])
+    Ok(if bodies.len() == 1 { bodies.pop().expect("one body") } else { as_phases(bodies) })
 }
 
 /// One rt-app task object.
