@@ -203,6 +203,34 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
     v
 }
 
+impl Case {
+    /// Groups of tasks that are the same program under the same scheduling on the same CPUs
+    /// (two identical hogs): nothing but their names tells them apart, so the judgement compares
+    /// them as a set ([`super::judge::judge`]).
+    pub fn interchangeable(&self) -> Vec<Vec<String>> {
+        let mut groups: Vec<Vec<&CaseTask>> = Vec::new();
+        for t in &self.tasks {
+            match groups.iter_mut().find(|g| g[0].same_as(t)) {
+                Some(g) => g.push(t),
+                None => groups.push(vec![t]),
+            }
+        }
+        groups.into_iter().filter(|g| g.len() > 1).map(|g| g.iter().map(|t| t.name.to_string()).collect()).collect()
+    }
+}
+
+impl CaseTask {
+    /// Whether `other` does the same thing under the same scheduling on the same CPUs.
+    fn same_as(&self, other: &CaseTask) -> bool {
+        self.behaviour == other.behaviour
+            && self.class == other.class
+            && self.nice == other.nice
+            && self.priority == other.priority
+            && self.reservation == other.reservation
+            && self.pinned == other.pinned
+    }
+}
+
 impl CaseTask {
     /// The Linux scheduling it runs under.
     fn sched(&self) -> Result<SchedParams> {
@@ -345,5 +373,19 @@ mod tests {
         assert_eq!(live[0].argv[6..], ["--gaps-out", "/tmp/g/rr-a.gaps"].map(String::from));
         let live = sleepers.live_tasks(exe, &[1], 1_000 * MS, Some(Path::new("/tmp/g"))).unwrap();
         assert!(live.iter().all(|t| !t.argv.iter().any(|a| a == "--gaps-out")));
+    }
+
+    #[test]
+    fn identical_tasks_and_only_they_are_interchangeable() {
+        let groups = |name: &str| suite(true).into_iter().find(|c| c.name == name).unwrap().interchangeable();
+        let pair = |a: &str, b: &str| vec![vec![a.to_string(), b.to_string()]];
+        assert_eq!(groups("nice-hogs"), Vec::<Vec<String>>::new(), "different nice values");
+        assert_eq!(groups("fifo-over-other"), pair("hog-a", "hog-b"));
+        assert_eq!(groups("rr-pair"), pair("rr-a", "rr-b"));
+        assert_eq!(groups("nice-hogs-2cpu"), pair("hog-n0-a", "hog-n0-b"));
+        assert_eq!(groups("sleepers-vs-hogs-2cpu"), pair("hog-a", "hog-b"), "the sleepers differ");
+        assert_eq!(groups("fifo-over-other-2cpu"), pair("hog-a", "hog-b"), "the FIFO tasks' priorities differ");
+        assert!(groups("deadline-beside-hogs").is_empty(), "hogs pinned to different CPUs");
+        assert!(groups("pingpong-split-hogs-2cpu").is_empty(), "hogs pinned to different CPUs");
     }
 }

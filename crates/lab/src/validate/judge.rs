@@ -102,7 +102,7 @@ struct Rule {
     relative: bool,
 }
 
-fn judge_metric(pairs: &[(Option<&TaskStats>, Option<&TaskStats>)], rule: &Rule, tol: f64, min: u64) -> Metric {
+fn judge_metric(pairs: &[Pair<'_>], rule: &Rule, tol: f64, min: u64) -> Metric {
     let (mut live, mut model, mut errors) = (vec![], vec![], vec![]);
     for (a, b) in pairs {
         let l = a.and_then(rule.value);
@@ -172,8 +172,69 @@ const WAKE_P50: Rule = Rule {
 };
 const WAKE_P99: Rule = Rule { value: |s| s.wake_p99_ns.map(|n| n as f64 / 1e3), judged: |_, _| false, relative: true };
 
-/// Judge `model` on the repeats `runs` of one case.
-pub fn judge(runs: &[CaseRun], model: &str, tol: &Tolerances) -> CaseJudgement {
+/// One task's stats in each repeat (live, model), under `model`.
+fn stats_of<'a>(runs: &'a [CaseRun], model: &str, name: &str) -> Vec<Pair<'a>> {
+    runs.iter()
+        .map(|r| {
+            let t = r
+                .models
+                .iter()
+                .find(|m| m.label == model)
+                .and_then(|m| m.comparison.tasks.iter().find(|t| t.name == name));
+            (t.map(|t| &t.a).filter(|s| s.present), t.map(|t| &t.b).filter(|s| s.present))
+        })
+        .collect()
+}
+
+/// The `rank`-th smallest value (by `rule`) among interchangeable tasks' stats, live and model,
+/// in each repeat: which of two identical tasks the kernel or the model put where carries no
+/// information, so what is judged is the set of their values, compared in order.
+fn ranked<'a>(members: &[Vec<Pair<'a>>], rule: &Rule, rank: usize) -> Vec<Pair<'a>> {
+    let repeats = members.first().map_or(0, Vec::len);
+    let nth = |side: Vec<&'a TaskStats>| {
+        let mut side: Vec<(f64, &'a TaskStats)> =
+            side.into_iter().map(|s| ((rule.value)(s).unwrap_or(f64::INFINITY), s)).collect();
+        side.sort_by(|a, b| a.0.total_cmp(&b.0));
+        side.get(rank).map(|x| x.1)
+    };
+    (0..repeats)
+        .map(|r| {
+            let live = members.iter().filter_map(|m| m[r].0).collect();
+            let model = members.iter().filter_map(|m| m[r].1).collect();
+            (nth(live), nth(model))
+        })
+        .collect()
+}
+
+/// The row name of the `rank`-th (from 0, smallest first) of interchangeable tasks `names`.
+fn rank_name(names: &[String], rank: usize) -> String {
+    let which = match (names.len(), rank) {
+        (2, 0) => "lower".to_string(),
+        (2, _) => "higher".to_string(),
+        (n, k) => format!("{} of {n}, lowest first", k + 1),
+    };
+    format!("{} ({which})", names.join("/"))
+}
+
+/// A task's stats in one repeat: live, model.
+type Pair<'a> = (Option<&'a TaskStats>, Option<&'a TaskStats>);
+
+/// Every metric of one row, from the pairs `metric` gives for each rule.
+fn task_judgement<'a>(task: String, tol: &Tolerances, metric: &dyn Fn(&Rule) -> Vec<Pair<'a>>) -> TaskJudgement {
+    TaskJudgement {
+        task,
+        share: judge_metric(&metric(&SHARE), &SHARE, tol.share_pp, tol.min_events),
+        switches_per_s: judge_metric(&metric(&SWITCHES), &SWITCHES, tol.switches, tol.min_events),
+        wake_p50_us: judge_metric(&metric(&WAKE_P50), &WAKE_P50, tol.wake_p50, tol.min_events),
+        wake_p99_us: judge_metric(&metric(&WAKE_P99), &WAKE_P99, f64::INFINITY, tol.min_events),
+    }
+}
+
+/// Judge `model` on the repeats `runs` of one case. `interchangeable`: groups of the case's
+/// tasks that are the same program under the same scheduling on the same CPUs; each group is
+/// judged as ranks (its lowest value live against the model's lowest, and so on), each metric
+/// ranked on its own.
+pub fn judge(runs: &[CaseRun], model: &str, tol: &Tolerances, interchangeable: &[Vec<String>]) -> CaseJudgement {
     let mut names: Vec<String> = Vec::new();
     for r in runs {
         for m in r.models.iter().filter(|m| m.label == model) {
@@ -184,29 +245,21 @@ pub fn judge(runs: &[CaseRun], model: &str, tol: &Tolerances) -> CaseJudgement {
             }
         }
     }
-    let tasks = names
-        .iter()
-        .map(|name| {
-            let pairs: Vec<(Option<&TaskStats>, Option<&TaskStats>)> = runs
-                .iter()
-                .map(|r| {
-                    let t = r
-                        .models
-                        .iter()
-                        .find(|m| m.label == model)
-                        .and_then(|m| m.comparison.tasks.iter().find(|t| &t.name == name));
-                    (t.map(|t| &t.a).filter(|s| s.present), t.map(|t| &t.b).filter(|s| s.present))
-                })
-                .collect();
-            TaskJudgement {
-                task: name.clone(),
-                share: judge_metric(&pairs, &SHARE, tol.share_pp, tol.min_events),
-                switches_per_s: judge_metric(&pairs, &SWITCHES, tol.switches, tol.min_events),
-                wake_p50_us: judge_metric(&pairs, &WAKE_P50, tol.wake_p50, tol.min_events),
-                wake_p99_us: judge_metric(&pairs, &WAKE_P99, f64::INFINITY, tol.min_events),
+    let mut tasks = Vec::new();
+    let mut ranked_groups: Vec<&Vec<String>> = Vec::new();
+    for name in &names {
+        match interchangeable.iter().find(|g| g.len() > 1 && g.contains(name)) {
+            None => tasks.push(task_judgement(name.clone(), tol, &|_| stats_of(runs, model, name))),
+            Some(g) if !ranked_groups.contains(&g) => {
+                ranked_groups.push(g);
+                let members: Vec<_> = g.iter().map(|n| stats_of(runs, model, n)).collect();
+                for rank in 0..g.len() {
+                    tasks.push(task_judgement(rank_name(g, rank), tol, &|rule| ranked(&members, rule, rank)));
+                }
             }
-        })
-        .collect();
+            Some(_) => {}
+        }
+    }
     let of_model = || runs.iter().filter_map(|r| r.models.iter().find(|m| m.label == model));
     let same_task = of_model().map(|m| m.comparison.same_task).collect();
     let same_task_any_cpu = of_model().map(|m| m.comparison.same_task_any_cpu).collect();
@@ -271,5 +324,25 @@ mod tests {
         let close =
             metric(&[(stats(0.1, 50, Some((50, 10_000))), stats(0.1, 50, Some((40, 12_400))))], &WAKE_P50, 0.25);
         assert_eq!(close.mark, Mark::Met);
+    }
+
+    /// Two identical hogs whose roles the model swapped: judged by name they disagree, as a
+    /// set they agree; a model that gets one of them wrong still misses.
+    #[test]
+    fn interchangeable_tasks_are_judged_as_ranks() {
+        let (a, b) = (stats(0.40, 160, None), stats(0.45, 193, None));
+        let swapped = [(Some(&a), Some(&b)), (Some(&b), Some(&a))];
+        let members = vec![vec![swapped[0]], vec![swapped[1]]];
+        let by_name = judge_metric(&[swapped[0]], &SWITCHES, 0.15, 20);
+        assert_eq!(by_name.mark, Mark::Missed);
+        let lower = judge_metric(&ranked(&members, &SWITCHES, 0), &SWITCHES, 0.15, 20);
+        let higher = judge_metric(&ranked(&members, &SWITCHES, 1), &SWITCHES, 0.15, 20);
+        assert_eq!((lower.live, lower.model), (vec![Some(160.0)], vec![Some(160.0)]));
+        assert_eq!((higher.live, higher.model, higher.mark), (vec![Some(193.0)], vec![Some(193.0)], Mark::Met));
+        let wrong = stats(0.45, 260, None);
+        let members = vec![vec![(Some(&a), Some(&wrong))], vec![(Some(&b), Some(&a))]];
+        let higher = judge_metric(&ranked(&members, &SWITCHES, 1), &SWITCHES, 0.15, 20);
+        assert_eq!((higher.model[0], higher.mark), (Some(260.0), Mark::Missed));
+        assert_eq!(rank_name(&["hog-a".into(), "hog-b".into()], 1), "hog-a/hog-b (higher)");
     }
 }

@@ -148,11 +148,12 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         if of_case.is_empty() {
             continue;
         }
+        let interchangeable = case.interchangeable();
         for m in &models {
-            judgements.push(judge::judge(&of_case, m.label, &tol));
+            judgements.push(judge::judge(&of_case, m.label, &tol, &interchangeable));
         }
         let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
-        s.tables.push(tables::case_table(case.what, &js, &tol));
+        s.tables.push(tables::case_table(case.what, &js, &tol, &interchangeable));
         if let Some(linux) = js.iter().find(|j| j.model == "linux") {
             let busy = busy::note(of_case.iter().map(|r| (r.repeat, &r.interference)));
             s.verdicts.push(tables::verdict(linux, case.what, case.model_limits, busy.as_deref(), &tol));

@@ -72,7 +72,13 @@ fn model_cell(m: &Metric, decimals: usize, points: bool) -> String {
 }
 
 /// One case: its tasks live and under each model.
-pub fn case_table(what: &str, judgements: &[&CaseJudgement], tol: &Tolerances) -> Table {
+/// `interchangeable`: the case's groups of identical tasks, judged as ranks.
+pub fn case_table(
+    what: &str,
+    judgements: &[&CaseJudgement],
+    tol: &Tolerances,
+    interchangeable: &[Vec<String>],
+) -> Table {
     let Some(first) = judgements.first() else { return Table::new(what, &["task"]) };
     let mut t = Table::new(
         format!("{} ({} repeat(s)): {what}", first.case, first.repeats),
@@ -99,11 +105,22 @@ pub fn case_table(what: &str, judgements: &[&CaseJudgement], tol: &Tolerances) -
             ]);
         }
     }
+    let ranks: String = interchangeable
+        .iter()
+        .map(|g| {
+            format!(
+                " {} are the same program under the same scheduling on the same CPUs, so which of them the kernel \
+                 or a model put where is chance: each metric's values are compared in order (the lowest live with \
+                 the model's lowest, and so on), each metric on its own.",
+                g.join(" and ")
+            )
+        })
+        .collect();
     t.with_note(format!(
         "Live: mean [range] over the repeats. Models: mean (worst error over the repeats, ✓ within / ✗ beyond the \
          goal in every repeat, ~ repeats on both sides). Goal: share ±{} pp of the case's CPUs, switches ±{:.0}%, \
          wake-up p50 ±{:.0}%; rates and percentiles with fewer than {} live events are not judged; p99 is shown, \
-         not judged.",
+         not judged.{ranks}",
         tol.share_pp,
         100.0 * tol.switches,
         100.0 * tol.wake_p50,
