@@ -4,11 +4,13 @@
 //! which this host refuses to read). A short sleeper (0.5 ms of work, then 4.5 ms asleep) beside
 //! a hog on one CPU is the mix that tells them apart: it blocks with negative lag every time,
 //! its dequeue is delayed, and whether it keeps what it gains meanwhile sets how often it
-//! pre-empts the hog when it wakes. The mix runs live under a trace and is replayed under the
-//! `linux` model with the feature on and off; the setting whose replay gives the sleeper's
-//! switch rate closer to the live one is the one the cases are replayed with — unless the two
-//! are within [`MARGIN`] of each other, when 6.18's default (on) stays. It is measured apart
-//! from the cases it is judged on, and reported as a calibration.
+//! pre-empts the hog when it wakes — which shows in its switch rate and in its wake-up median
+//! (a wake-up that pre-empts is served in µs, one that does not waits for the tick). The mix runs
+//! live under a trace and is replayed under the `linux` model with the feature on and off; the
+//! setting whose replay comes closer to the live sleeper on both (see [`choose`]) is the one the
+//! cases are replayed with — unless the two are within two of the sleeper's switches in the
+//! window of each other ([`margin`]), when 6.18's default (on) stays. It is measured apart from the cases it is judged on, and reported as a
+//! calibration.
 
 use super::super::cases::{Behaviour, Case, CaseTask};
 use super::super::measure::{self, RunPlan};
@@ -17,18 +19,37 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
-/// How much closer (relative error of the sleeper's switches per second) one setting must come
-/// to be chosen over the other.
-pub const MARGIN: f64 = 0.02;
+/// How much closer (in [`error`]'s units: relative error of the switch rate) one setting must
+/// come to be chosen over the other: two of the live sleeper's switches in the window. Both
+/// replays take the live trace's demand, so a replay's count differs from the live one by whole
+/// switches of the setting's own making; one switch either way is where the window cuts.
+pub fn margin(live: &Sleeper) -> f64 {
+    2.0 / (live.switch_ins.max(1) as f64)
+}
+
+/// The wake-up median's relative error counts at the weight of the validation's tolerances
+/// (switches ±15% against p50 ±25%), so an error of a given share of its tolerance weighs the
+/// same in either metric.
+const P50_WEIGHT: f64 = 0.15 / 0.25;
+
+/// What the probe saw of its sleeper in one timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sleeper {
+    pub switches_per_s: f64,
+    /// Switch-ins in the compared window.
+    pub switch_ins: u64,
+    /// Wake-up latency median, µs (None without wake-ups).
+    pub wake_p50_us: Option<f64>,
+}
 
 /// What the probe saw.
 #[derive(Debug, Clone, Serialize)]
 pub struct DelayZeroProbe {
     pub cpu: usize,
-    /// The sleeper's switches per second: live, replayed with DELAY_ZERO on and off.
-    pub live: f64,
-    pub on: f64,
-    pub off: f64,
+    /// The sleeper live, and replayed with DELAY_ZERO on and off.
+    pub live: Sleeper,
+    pub on: Sleeper,
+    pub off: Sleeper,
     /// The model runs with DELAY_ZERO off.
     pub off_chosen: bool,
 }
@@ -44,23 +65,40 @@ impl DelayZeroProbe {
     }
 
     pub fn sentence(&self) -> String {
+        let p50 = |s: &Sleeper| s.wake_p50_us.map_or("no".to_string(), |v| format!("{v:.1} µs"));
         format!(
-            "A 0.5 ms / 4.5 ms sleeper beside a hog on CPU {}: {:.0} switches/s live, {:.0} replayed with DELAY_ZERO on \
-             and {:.0} with it off — the linux model runs with it {} (a calibration).",
+            "A 0.5 ms / 4.5 ms sleeper beside a hog on CPU {}: {:.0} switches/s and a {} wake-up median live, {:.0} and \
+             {} replayed with DELAY_ZERO on, {:.0} and {} with it off — the linux model runs with it {} (a \
+             calibration).",
             self.cpu,
-            self.live,
-            self.on,
-            self.off,
+            self.live.switches_per_s,
+            p50(&self.live),
+            self.on.switches_per_s,
+            p50(&self.on),
+            self.off.switches_per_s,
+            p50(&self.off),
             if self.off_chosen { "off" } else { "on, 6.18's default" }
         )
     }
 }
 
-/// Which setting to run with, from the sleeper's switch rates: off only when its replay comes
-/// closer to the live rate by more than [`MARGIN`].
-pub fn choose(live: f64, on: f64, off: f64) -> bool {
-    let err = |m: f64| (m - live).abs() / live.abs().max(f64::MIN_POSITIVE);
-    err(on) - err(off) > MARGIN
+/// How far a replayed sleeper is from the live one: the switch rate's relative error plus the
+/// wake-up median's, weighted by [`P50_WEIGHT`]; each capped at 1, so a median that jumps from
+/// µs to a tick cannot drown the rate.
+pub fn error(live: &Sleeper, model: &Sleeper) -> f64 {
+    let rel = |m: f64, l: f64| ((m - l).abs() / l.abs().max(f64::MIN_POSITIVE)).min(1.0);
+    let p50 = match (live.wake_p50_us, model.wake_p50_us) {
+        (Some(l), Some(m)) => rel(m, l),
+        (Some(_), None) => 1.0,
+        _ => 0.0,
+    };
+    rel(model.switches_per_s, live.switches_per_s) + P50_WEIGHT * p50
+}
+
+/// Which setting to run with: off only when its replay comes closer to the live sleeper by more
+/// than the [`margin`].
+pub fn choose(live: &Sleeper, on: &Sleeper, off: &Sleeper) -> bool {
+    error(live, on) - error(live, off) > margin(live)
 }
 
 /// The probe's mix: the sleeper and a hog, SCHED_OTHER at nice 0.
@@ -87,27 +125,50 @@ pub fn delay_zero(exe: &Path, cpu: usize, linux: &Model, duration_ns: u64) -> Re
     // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
     // the replay.
     let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");
+    let seen = |s: &schedlab_trace::compare::TaskStats| Sleeper {
+        switches_per_s: s.switches_per_sec,
+        switch_ins: s.switch_ins,
+        wake_p50_us: s.wake_p50_ns.map(|n| n as f64 / 1e3),
+    };
     let (live, on, off) = match (sleeper(0), sleeper(1)) {
-        (Some(a), Some(b)) if a.a.switches_per_sec > 0.0 => {
-            (a.a.switches_per_sec, a.b.switches_per_sec, b.b.switches_per_sec)
-        }
+        (Some(a), Some(b)) if a.a.switches_per_sec > 0.0 => (seen(&a.a), seen(&a.b), seen(&b.b)),
         _ => anyhow::bail!("the DELAY_ZERO probe's sleeper did not run"),
     };
-    Ok(DelayZeroProbe { cpu, live, on, off, off_chosen: choose(live, on, off) })
+    Ok(DelayZeroProbe { cpu, live, on, off, off_chosen: choose(&live, &on, &off) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A sleeper seen for 1.8 s (the probe's window).
+    fn s(switches_per_s: f64, p50: Option<f64>) -> Sleeper {
+        Sleeper { switches_per_s, switch_ins: (switches_per_s * 1.8).round() as u64, wake_p50_us: p50 }
+    }
+
     #[test]
-    fn off_is_chosen_only_when_it_comes_clearly_closer() {
-        // This host: 190 live, 182 on (4.2% off), 190 off (0%).
-        assert!(choose(190.0, 182.0, 190.0));
-        // Within the margin either way: the default stays.
-        assert!(!choose(190.0, 188.0, 190.0));
-        assert!(!choose(190.0, 190.0, 182.0));
-        assert!(!choose(190.0, 190.0, 190.0));
+    fn off_is_chosen_only_when_it_comes_closer_by_more_than_two_switches() {
+        // This host, 2026-11-28: 185.5 live and off, 182.2 on (6 switches fewer in 1.8 s).
+        assert!(choose(&s(185.5, None), &s(182.2, None), &s(185.5, None)));
+        // 334 switches in the window: two of them are 0.6%.
+        assert!((margin(&s(185.5, None)) - 2.0 / 334.0).abs() < 1e-12);
+        // One switch apart either way: the default stays.
+        assert!(!choose(&s(185.5, None), &s(185.0, None), &s(185.5, None)));
+        assert!(!choose(&s(185.5, None), &s(185.5, None), &s(182.2, None)));
+        assert!(!choose(&s(185.5, None), &s(185.5, None), &s(185.5, None)));
+    }
+
+    #[test]
+    fn the_wake_up_median_weighs_in_at_the_tolerances_ratio() {
+        // The rates one switch apart: within the margin...
+        let (live, on, off) = (s(185.5, Some(9.0)), s(185.0, Some(9.0)), s(185.5, Some(9.0)));
+        assert!(!choose(&live, &on, &off));
+        // ...a median 20% off with it on (0.6 × 20% = 12%) decides for off.
+        assert!(choose(&live, &s(185.0, Some(10.8)), &off));
+        assert!((error(&live, &s(185.0, Some(10.8))) - (0.5 / 185.5 + 0.12)).abs() < 1e-9);
+        // A median a tick away counts as 100%, no more; no model median where live has one too.
+        assert!((error(&live, &s(185.5, Some(4000.0))) - 0.6).abs() < 1e-9);
+        assert!((error(&live, &s(185.5, None)) - 0.6).abs() < 1e-9);
     }
 
     #[test]
