@@ -73,7 +73,8 @@ fn every_experiment_writes_the_same_envelope() {
 
 /// Python's csv module (no pandas) reads every CSV the run wrote: headers are snake_case, and
 /// every column holds numbers (or empty cells) only, or labels only — never both, so a column
-/// of values loads as numbers — and no label is a decorated number (`30.000*`, `84%`).
+/// of values loads as numbers — and no label is a number in disguise (`30.000*`, `84%`,
+/// `err 0.1 pp ✓`, `1018 / 846`).
 fn every_csv_is_tidy(runs: &Path) {
     const CHECK: &str = r#"
 import csv, glob, re, sys
@@ -102,8 +103,15 @@ for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
         elif kinds == {False}:
             labels += 1
             # A label column must not be numbers in disguise: `30.000*`, `84%`, `8.3 [8.2–8.3]`,
-            # `104 ± 12`.
-            disguised = [c for c in cells if re.fullmatch(r"[-+−]?[0-9][0-9.,]*\s*([*%×]|\[.*\]|± ?[0-9.]+)", c)]
+            # `104 ± 12`, a measure with its unit or mark (`err 0.1 pp ✓`, `cv 0.27%`, `45% ✗`), a
+            # pair (`1018 / 846`).
+            num = r"[-+−]?[0-9][0-9.,]*"
+            disguises = [
+                num + r"\s*([*%×]|\[.*\]|± ?[0-9.]+)",
+                r"([A-Za-z]+ )*" + num + r"(%|×| ?(pp|ms|µs|us|ns|s))?( [✓✗~?*])?",
+                num + r" / " + num,
+            ]
+            disguised = [c for c in cells if any(re.fullmatch(d, c) for d in disguises)]
             if disguised:
                 bad.append(f"{path}: column {h!r} holds numbers written as text: {disguised[:3]}")
 print(f"{files} files, {numeric} numeric columns, {labels} label columns")

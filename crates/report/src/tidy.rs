@@ -4,14 +4,21 @@
 //! - Headers become snake_case with their unit: `avg waiting ms` → `avg_waiting_ms`,
 //!   `CPU util %` → `cpu_util_pct`, `throughput /s` → `throughput_per_s`.
 //! - Decorations go: the `*` that marks a best value, thousands separators, a trailing `%`
-//!   (the header then says `_pct`) or `×` (`_ratio`); dashes and `n/a` become empty cells.
+//!   (the header then says `_pct`), `×` (`_ratio`) or unit (`0.024 ms`: `_ms`); a column whose
+//!   values are in different units gets a `_unit` column; dashes and `n/a` become empty cells.
 //! - A column of values with intervals (`8.3 [8.2–8.3]`, `104 ± 12`) splits into the value and
 //!   `_lo`/`_hi` or `_pm` columns; `A–B` ranges into `_lo`/`_hi`; a value with a remark
 //!   (`81 (45% ✗)`) into the value and a `_note` text column; one column may mix these.
+//! - A remark that is a measure (`err 45%`, `cv 0.27%`, `0.1 pp`), optionally with a mark
+//!   (`✓`, `✗`, `~`), becomes a number column named by its words and unit (`status_err_pct`,
+//!   `live_wrr_cv_pct`) and a `_mark` column; other remarks stay words in a `_note` column.
+//! - A column of pairs (`load live / model`: `1018 / 846`) splits into one column per side
+//!   (`load_live`, `load_model`).
 //! - A column whose cells are partly numbers and partly words (`not supported`) keeps the
 //!   numbers and moves the words to a `_note` column.
 //!
-//! So every column of a tidy table is either numbers (or empty) or labels, never both.
+//! So every column of a tidy table is either numbers (or empty) or labels, never both, and no
+//! number hides in a label.
 
 /// A table in tidy form: headers and rows of cells, numbers written plainly.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -67,13 +74,18 @@ pub fn snake(header: &str) -> String {
 /// A cell read as a number: the number and the unit suffix it carried (`%`, `×`), or None.
 fn number(cell: &str) -> Option<(f64, &'static str)> {
     let c = cell.trim().trim_end_matches('*').trim();
-    let (body, unit) = if let Some(b) = c.strip_suffix('%') {
-        (b, "pct")
-    } else if let Some(b) = c.strip_suffix('×') {
-        (b, "ratio")
-    } else {
-        (c, "")
-    };
+    const UNITS: [(&str, &str); 8] = [
+        ("%", "pct"),
+        ("×", "ratio"),
+        (" ms", "ms"),
+        (" µs", "us"),
+        (" us", "us"),
+        (" ns", "ns"),
+        (" s", "s"),
+        (" pp", "pp"),
+    ];
+    let (body, unit) =
+        UNITS.iter().find_map(|(suffix, unit)| c.strip_suffix(suffix).map(|b| (b, *unit))).unwrap_or((c, ""));
     let plain: String = body.trim().replace(',', "").replace('−', "-");
     let plain = plain.strip_prefix('+').unwrap_or(&plain);
     plain.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| (v, unit))
@@ -97,6 +109,60 @@ fn plus_minus(cell: &str) -> Option<(String, String)> {
 fn range(cell: &str) -> Option<(String, String)> {
     let (lo, hi) = cell.split_once('–')?;
     (number(lo).is_some() && number(hi).is_some()).then(|| (lo.trim().into(), hi.trim().into()))
+}
+
+/// A remark that is a measure: `err 0.1 pp ✓`, `cv 0.27%`, `45% ✗`, or only a mark (`none ✗`,
+/// `– ~`: no value).
+#[derive(Debug, Clone, PartialEq)]
+struct Measure {
+    /// What it measures and its unit, as a column suffix (`err_pp`, `cv_pct`, `remark_pct`);
+    /// None for a mark alone.
+    name: Option<String>,
+    value: Option<String>,
+    mark: Option<String>,
+}
+
+const MARKS: [&str; 5] = ["✓", "✗", "~", "?", "*"];
+
+fn measure(note: &str) -> Option<Measure> {
+    let toks: Vec<&str> = note.split_whitespace().collect();
+    let (mark, toks) = match toks.split_last() {
+        Some((last, rest)) if MARKS.contains(last) => (Some(last.to_string()), rest),
+        _ => (None, &toks[..]),
+    };
+    if mark.is_some() && matches!(toks, [] | ["none"] | ["–"] | ["-"]) {
+        return Some(Measure { name: None, value: None, mark });
+    }
+    let words = toks.iter().take_while(|t| t.chars().all(char::is_alphabetic)).count();
+    let (label, rest) = toks.split_at(words);
+    let (value, mut unit) = match rest.first().map(|t| number(t)) {
+        Some(Some((v, u))) => (format!("{v}"), u.to_string()),
+        _ => return None,
+    };
+    match &rest[1..] {
+        [] => {}
+        [u] if unit.is_empty() && matches!(*u, "pp" | "ms" | "us" | "µs" | "ns" | "s") => unit = snake(u),
+        _ => return None,
+    }
+    let what = if label.is_empty() { "remark".to_string() } else { snake(&label.join(" ")) };
+    let name = if unit.is_empty() { what } else { format!("{what}_{unit}") };
+    Some(Measure { name: Some(name), value: Some(value), mark })
+}
+
+/// A pair of numbers `a / b`.
+fn pair(cell: &str) -> Option<(String, String)> {
+    let (a, b) = cell.split_once(" / ")?;
+    let (a, b) = (number(a)?, number(b)?);
+    Some((format!("{}", a.0), format!("{}", b.0)))
+}
+
+/// The two columns a pair header names: `load live / model` → `load_live`, `load_model`.
+fn pair_names(header: &str) -> Option<(String, String)> {
+    let (left, right) = header.split_once('/')?;
+    let left_words: Vec<&str> = left.split_whitespace().collect();
+    let (_, prefix) = left_words.split_last()?;
+    let right = format!("{} {}", prefix.join(" "), right.trim());
+    Some((snake(left), snake(&right)))
 }
 
 /// A printed cell taken apart: its value, interval or ± error, and the words beside them.
@@ -149,6 +215,19 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
     for (j, header) in columns.iter().enumerate() {
         let cells: Vec<&str> = rows.iter().map(|r| r.get(j).map_or("", String::as_str)).collect();
         let name = snake(header);
+        let present_cells: Vec<&str> = cells.iter().copied().filter(|c| !is_empty_mark(c)).collect();
+        if let (Some((a, b)), false) = (pair_names(header), present_cells.is_empty()) {
+            if present_cells.iter().all(|c| pair(c).is_some()) {
+                for (col, side) in [(a, 0), (b, 1)] {
+                    out_cols.push(col);
+                    for (r, c) in out_rows.iter_mut().zip(&cells) {
+                        let v = pair(c).map(|p| if side == 0 { p.0 } else { p.1 });
+                        r.push(v.unwrap_or_default());
+                    }
+                }
+                continue;
+            }
+        }
         let parsed: Vec<Option<Parts>> = cells.iter().map(|c| (!is_empty_mark(c)).then(|| parts(c))).collect();
         let present: Vec<&Parts> = parsed.iter().flatten().collect();
         let any = |f: &dyn Fn(&Parts) -> bool| present.iter().any(|p| f(p));
@@ -165,9 +244,14 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         }
         if any(&|p| p.value.is_some()) || present.is_empty() {
             let units: Vec<&str> = present.iter().filter(|p| p.value.is_some()).map(|p| p.unit).collect();
-            let unit = units.first().copied().filter(|u| units.iter().all(|x| x == u)).unwrap_or("");
+            let one_unit = units.first().copied().filter(|u| units.iter().all(|x| x == u));
+            let unit = one_unit.unwrap_or("");
             let col = if unit.is_empty() || name.ends_with(unit) { name.clone() } else { format!("{name}_{unit}") };
             push(col, &|p| p.value.clone());
+            // Values in different units: each row says its own.
+            if one_unit.is_none() {
+                push(format!("{name}_unit"), &|p| p.value.as_ref().map(|_| p.unit.to_string()));
+            }
         }
         if any(&|p| p.lo.is_some()) {
             push(format!("{name}_lo"), &|p| p.lo.clone());
@@ -176,8 +260,21 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         if any(&|p| p.pm.is_some()) {
             push(format!("{name}_pm"), &|p| p.pm.clone());
         }
-        if any(&|p| p.note.is_some()) {
-            push(format!("{name}_note"), &|p| p.note.clone());
+        // Remarks that are one measure (all of the same name) become numbers and marks.
+        let measures: Vec<Option<Measure>> =
+            parsed.iter().map(|p| p.as_ref().and_then(|p| p.note.as_deref()).and_then(measure)).collect();
+        let mut names = measures.iter().flatten().filter_map(|m| m.name.clone());
+        let one_name = names.next().filter(|first| names.all(|n| n == *first));
+        let measured =
+            |p: &Parts| p.note.as_deref().and_then(measure).filter(|m| m.name.is_none() || m.name == one_name);
+        if let Some(m) = &one_name {
+            push(format!("{name}_{m}"), &|p| measured(p).and_then(|m| m.value));
+        }
+        if present.iter().any(|p| measured(p).is_some_and(|m| m.mark.is_some())) {
+            push(format!("{name}_mark"), &|p| measured(p).and_then(|m| m.mark));
+        }
+        if any(&|p| p.note.is_some() && measured(p).is_none()) {
+            push(format!("{name}_note"), &|p| p.note.clone().filter(|_| measured(p).is_none()));
         }
     }
     TidyTable { columns: unique(out_cols), rows: out_rows }
@@ -241,25 +338,66 @@ mod tests {
                 "ci_hi",
                 "ratio",
                 "status",
+                "status_remark_pct",
+                "status_mark",
                 "status_note",
                 "spread",
                 "spread_pm"
             ]
         );
-        assert_eq!(x.rows[0], ["rr", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45% ✗", "104", "12.02"]);
-        assert_eq!(x.rows[1], ["fcfs", "", "16", "", "9", "8", "10", "2", "", "not run", "3", "1"]);
+        assert_eq!(
+            x.rows[0],
+            ["rr", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45", "✗", "", "104", "12.02"]
+        );
+        assert_eq!(x.rows[1], ["fcfs", "", "16", "", "9", "8", "10", "2", "", "", "", "not run", "3", "1"]);
     }
 
     #[test]
     fn intervals_and_remarks_mix_in_one_column() {
         // validate's tables: a live row (mean and range over repeats) above a model row (mean,
         // error and mark).
-        let x = t(&["CPU share %"], &[&["26.5 [26.4–26.6]"], &["26.4 (0.1 pp ✓)"], &["–"], &["none ✗"]]);
-        assert_eq!(x.columns, ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_note"]);
-        assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", ""]);
-        assert_eq!(x.rows[1], ["26.4", "", "", "0.1 pp ✓"]);
-        assert_eq!(x.rows[2], ["", "", "", ""]);
-        assert_eq!(x.rows[3], ["", "", "", "none ✗"]);
+        let x = t(&["CPU share %"], &[&["26.5 [26.4–26.6]"], &["26.4 (err 0.1 pp ✓)"], &["–"], &["none ✗"]]);
+        assert_eq!(
+            x.columns,
+            ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_err_pp", "cpu_share_pct_mark"]
+        );
+        assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", "", ""]);
+        assert_eq!(x.rows[1], ["26.4", "", "", "0.1", "✓"]);
+        assert_eq!(x.rows[2], ["", "", "", "", ""]);
+        assert_eq!(x.rows[3], ["", "", "", "", "✗"]);
+    }
+
+    #[test]
+    fn measured_remarks_become_numbers_and_other_remarks_stay_words() {
+        let x = t(&["live WRR"], &[&["0.25 (cv 0.27%)"], &["0.5 (cv 1.02%)"], &["0.1 (two runs)"]]);
+        assert_eq!(x.columns, ["live_wrr", "live_wrr_cv_pct", "live_wrr_note"]);
+        assert_eq!(x.rows[0], ["0.25", "0.27", ""]);
+        assert_eq!(x.rows[2], ["0.1", "", "two runs"]);
+        // Measures of different names in one column stay words: no column would name them.
+        let y = t(&["v"], &[&["1 (cv 2%)"], &["1 (err 3 ms)"]]);
+        assert_eq!(y.columns, ["v", "v_note"]);
+        assert_eq!(y.rows[1], ["1", "err 3 ms"]);
+        assert_eq!(measure("err 0.1 pp ✓").and_then(|m| m.name), Some("err_pp".to_string()));
+        assert_eq!(measure("45 widgets"), None);
+    }
+
+    #[test]
+    fn units_go_to_the_header_or_to_a_unit_column() {
+        let x = t(&["latency"], &[&["0.024 ms"], &["1.5 ms"]]);
+        assert_eq!((x.columns.clone(), x.rows[0].clone()), (vec!["latency_ms".to_string()], vec!["0.024".to_string()]));
+        let y = t(&["measure", "value"], &[&["slice error", "0.120 ms"], &["stretch", "0.4%"], &["runs", "3"]]);
+        assert_eq!(y.columns, ["measure", "value", "value_unit"]);
+        assert_eq!(y.rows, [["slice error", "0.12", "ms"], ["stretch", "0.4", "pct"], ["runs", "3", ""]]);
+    }
+
+    #[test]
+    fn pairs_split_into_a_column_per_side() {
+        let x = t(&["task", "load live / model"], &[&["hog", "1018 / 846"], &["sleeper", "–"]]);
+        assert_eq!(x.columns, ["task", "load_live", "load_model"]);
+        assert_eq!(x.rows, [["hog", "1018", "846"], ["sleeper", "", ""]]);
+        // Not every cell a pair: the column is read as it is.
+        let y = t(&["a / b"], &[&["1 / 2"], &["3"]]);
+        assert_eq!(y.columns, ["a_per_b", "a_per_b_note"]);
     }
 
     #[test]

@@ -65,8 +65,8 @@ fn model_cell(m: &Metric, decimals: usize, points: bool) -> String {
     };
     match m.worst() {
         None => format!("{mean:.decimals$}"),
-        Some(w) if points => format!("{mean:.decimals$} ({w:.1} pp {})", m.mark.symbol()),
-        Some(w) if w.is_finite() => format!("{mean:.decimals$} ({:.0}% {})", 100.0 * w, m.mark.symbol()),
+        Some(w) if points => format!("{mean:.decimals$} (err {w:.1} pp {})", m.mark.symbol()),
+        Some(w) if w.is_finite() => format!("{mean:.decimals$} (err {:.0}% {})", 100.0 * w, m.mark.symbol()),
         Some(_) => format!("{mean:.decimals$} (– {})", m.mark.symbol()),
     }
 }
@@ -117,7 +117,7 @@ pub fn case_table(
         })
         .collect();
     t.with_note(format!(
-        "Live: mean [range] over the repeats. Models: mean (worst error over the repeats, ✓ within / ✗ beyond the \
+        "Live: mean [range] over the repeats. Models: mean (err: the worst error over the repeats, ✓ within / ✗ beyond the \
          goal in every repeat, ~ repeats on both sides). Goal: share ±{} pp of the case's CPUs, switches ±{:.0}%, \
          wake-up p50 ±{:.0}%; rates and percentiles with fewer than {} live events are not judged; p99 is shown, \
          not judged.{ranks}",
