@@ -110,10 +110,11 @@ for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
                 num + r"\s*([*%×]|\[.*\]|± ?[0-9.]+)",
                 r"([A-Za-z]+ )*" + num + r"(%|×| ?(pp|ms|µs|us|ns|s))?( [✓✗~?*])?",
                 num + r" / " + num,
+                r".+ \*",  # a starred label: the star is a column of its own
             ]
             disguised = [c for c in cells if any(re.fullmatch(d, c) for d in disguises)]
             if disguised:
-                bad.append(f"{path}: column {h!r} holds numbers written as text: {disguised[:3]}")
+                bad.append(f"{path}: column {h!r} holds numbers or marks written as text: {disguised[:3]}")
 print(f"{files} files, {numeric} numeric columns, {labels} label columns")
 for b in bad:
     print("BAD", b)

@@ -14,6 +14,7 @@
 //!   `live_wrr_cv_pct`) and a `_mark` column; other remarks stay words in a `_note` column.
 //! - A column of pairs (`load live / model`: `1018 / 846`) splits into one column per side
 //!   (`load_live`, `load_model`).
+//! - A starred label (`cfs *`) loses its star to a `_starred` column of 1 and 0.
 //! - A column whose cells are partly numbers and partly words (`not supported`) keeps the
 //!   numbers and moves the words to a `_note` column.
 //!
@@ -239,7 +240,13 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         };
         let numeric = any(&|p| p.value.is_some() || p.lo.is_some());
         if !numeric && !present.is_empty() {
-            push(name, &|p| p.note.clone());
+            // A starred label (`cfs *`, the table's note says what the star marks): the label, and
+            // 1 or 0 in a `_starred` column.
+            let starred = |p: &Parts| p.note.as_deref().and_then(|n| n.strip_suffix(" *")).map(str::to_string);
+            push(name.clone(), &|p| starred(p).or_else(|| p.note.clone()));
+            if any(&|p| starred(p).is_some()) {
+                push(format!("{name}_starred"), &|p| Some(if starred(p).is_some() { "1" } else { "0" }.to_string()));
+            }
             continue;
         }
         if any(&|p| p.value.is_some()) || present.is_empty() {
@@ -388,6 +395,13 @@ mod tests {
         let y = t(&["measure", "value"], &[&["slice error", "0.120 ms"], &["stretch", "0.4%"], &["runs", "3"]]);
         assert_eq!(y.columns, ["measure", "value", "value_unit"]);
         assert_eq!(y.rows, [["slice error", "0.12", "ms"], ["stretch", "0.4", "pct"], ["runs", "3", ""]]);
+    }
+
+    #[test]
+    fn a_starred_label_keeps_its_star_in_a_column_of_its_own() {
+        let x = t(&["model", "p50 ms"], &[&["fcfs", "382.9"], &["cfs *", "750.4"], &["–", "1"]]);
+        assert_eq!(x.columns, ["model", "model_starred", "p50_ms"]);
+        assert_eq!(x.rows, [["fcfs", "0", "382.9"], ["cfs", "1", "750.4"], ["", "", "1"]]);
     }
 
     #[test]
