@@ -113,6 +113,8 @@ for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
                 r".+ \*",  # a starred label: the star is a column of its own
             ]
             disguised = [c for c in cells if any(re.fullmatch(d, c) for d in disguises)]
+            if all(c.lower() in ("true", "false", "yes", "no") for c in cells):
+                disguised = cells  # a truth value: 1 and 0
             if disguised:
                 bad.append(f"{path}: column {h!r} holds numbers or marks written as text: {disguised[:3]}")
 print(f"{files} files, {numeric} numeric columns, {labels} label columns")

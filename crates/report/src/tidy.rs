@@ -14,7 +14,8 @@
 //!   `live_wrr_cv_pct`) and a `_mark` column; other remarks stay words in a `_note` column.
 //! - A column of pairs (`load live / model`: `1018 / 846`) splits into one column per side
 //!   (`load_live`, `load_model`).
-//! - A starred label (`cfs *`) loses its star to a `_starred` column of 1 and 0.
+//! - A starred label (`cfs *`) loses its star to a `_starred` column of 1 and 0; a column of
+//!   yes/no or true/false becomes 1 and 0.
 //! - A column whose cells are partly numbers and partly words (`not supported`) keeps the
 //!   numbers and moves the words to a `_note` column.
 //!
@@ -239,6 +240,15 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
             }
         };
         let numeric = any(&|p| p.value.is_some() || p.lo.is_some());
+        let truth = |p: &Parts| match p.note.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("true" | "yes") => Some("1"),
+            Some("false" | "no") => Some("0"),
+            _ => None,
+        };
+        if !numeric && !present.is_empty() && present.iter().all(|p| truth(p).is_some()) {
+            push(name, &|p| truth(p).map(str::to_string));
+            continue;
+        }
         if !numeric && !present.is_empty() {
             // A starred label (`cfs *`, the table's note says what the star marks): the label, and
             // 1 or 0 in a `_starred` column.
@@ -402,6 +412,16 @@ mod tests {
         let x = t(&["model", "p50 ms"], &[&["fcfs", "382.9"], &["cfs *", "750.4"], &["–", "1"]]);
         assert_eq!(x.columns, ["model", "model_starred", "p50_ms"]);
         assert_eq!(x.rows, [["fcfs", "0", "382.9"], ["cfs", "1", "750.4"], ["", "", "1"]]);
+    }
+
+    #[test]
+    fn yes_and_no_become_one_and_zero() {
+        let x = t(
+            &["exact", "timed out", "verdict"],
+            &[&["yes", "false", "met"], &["no", "True", "no"], &["–", "", "yes"]],
+        );
+        assert_eq!(x.columns, ["exact", "timed_out", "verdict"]);
+        assert_eq!(x.rows, [["1", "0", "met"], ["0", "1", "no"], ["", "", "yes"]]);
     }
 
     #[test]
