@@ -177,6 +177,8 @@ struct Parts {
     hi: Option<String>,
     pm: Option<String>,
     note: Option<String>,
+    /// The note read as a measure, when it is one ([`measure`]).
+    measure: Option<Measure>,
 }
 
 /// The parts of a cell: `v`, `v [lo–hi]`, `v ± e` or `lo–hi`, each optionally followed by a
@@ -184,11 +186,12 @@ struct Parts {
 fn parts(cell: &str) -> Parts {
     let c = cell.trim();
     let remarked = c.split_once(" (").and_then(|(v, rest)| Some((v, rest.strip_suffix(')')?)));
-    if let Some(mut p) = remarked.and_then(|(v, _)| value_parts(v)) {
-        p.note = remarked.map(|(_, note)| note.trim().to_string());
-        return p;
-    }
-    value_parts(c).unwrap_or_else(|| Parts { note: Some(c.to_string()), ..Parts::default() })
+    let mut p = match remarked.and_then(|(v, note)| Some((value_parts(v)?, note))) {
+        Some((p, note)) => Parts { note: Some(note.trim().to_string()), ..p },
+        None => value_parts(c).unwrap_or_else(|| Parts { note: Some(c.to_string()), ..Parts::default() }),
+    };
+    p.measure = p.note.as_deref().and_then(measure);
+    p
 }
 
 fn value_parts(c: &str) -> Option<Parts> {
@@ -217,18 +220,15 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
     for (j, header) in columns.iter().enumerate() {
         let cells: Vec<&str> = rows.iter().map(|r| r.get(j).map_or("", String::as_str)).collect();
         let name = snake(header);
-        let present_cells: Vec<&str> = cells.iter().copied().filter(|c| !is_empty_mark(c)).collect();
-        if let (Some((a, b)), false) = (pair_names(header), present_cells.is_empty()) {
-            if present_cells.iter().all(|c| pair(c).is_some()) {
-                for (col, side) in [(a, 0), (b, 1)] {
-                    out_cols.push(col);
-                    for (r, c) in out_rows.iter_mut().zip(&cells) {
-                        let v = pair(c).map(|p| if side == 0 { p.0 } else { p.1 });
-                        r.push(v.unwrap_or_default());
-                    }
-                }
-                continue;
+        let pairs: Vec<Option<(String, String)>> = cells.iter().map(|c| pair(c)).collect();
+        let all_pairs = cells.iter().zip(&pairs).all(|(c, p)| p.is_some() || is_empty_mark(c));
+        if let (Some((a, b)), true) = (pair_names(header), all_pairs && pairs.iter().any(Option::is_some)) {
+            out_cols.extend([a, b]);
+            for (r, p) in out_rows.iter_mut().zip(pairs) {
+                let (a, b) = p.unwrap_or_default();
+                r.extend([a, b]);
             }
+            continue;
         }
         let parsed: Vec<Option<Parts>> = cells.iter().map(|c| (!is_empty_mark(c)).then(|| parts(c))).collect();
         let present: Vec<&Parts> = parsed.iter().flatten().collect();
@@ -278,12 +278,9 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
             push(format!("{name}_pm"), &|p| p.pm.clone());
         }
         // Remarks that are one measure (all of the same name) become numbers and marks.
-        let measures: Vec<Option<Measure>> =
-            parsed.iter().map(|p| p.as_ref().and_then(|p| p.note.as_deref()).and_then(measure)).collect();
-        let mut names = measures.iter().flatten().filter_map(|m| m.name.clone());
-        let one_name = names.next().filter(|first| names.all(|n| n == *first));
-        let measured =
-            |p: &Parts| p.note.as_deref().and_then(measure).filter(|m| m.name.is_none() || m.name == one_name);
+        let mut names = present.iter().filter_map(|p| p.measure.as_ref()?.name.as_ref());
+        let one_name = names.next().filter(|first| names.all(|n| n == *first)).cloned();
+        let measured = |p: &Parts| p.measure.clone().filter(|m| m.name.is_none() || m.name == one_name);
         if let Some(m) = &one_name {
             push(format!("{name}_{m}"), &|p| measured(p).and_then(|m| m.value));
         }

@@ -13,6 +13,7 @@
 //! calibration.
 
 use super::super::cases::{Behaviour, Case, CaseTask};
+use super::super::judge::Tolerances;
 use super::super::measure::{self, RunPlan};
 use super::super::replay::Model;
 use anyhow::{Context, Result};
@@ -27,10 +28,13 @@ pub fn margin(live: &Sleeper) -> f64 {
     2.0 / (live.switch_ins.max(1) as f64)
 }
 
-/// The wake-up median's relative error counts at the weight of the validation's tolerances
-/// (switches ±15% against p50 ±25%), so an error of a given share of its tolerance weighs the
-/// same in either metric.
-const P50_WEIGHT: f64 = 0.15 / 0.25;
+/// The wake-up median's relative error counts at the ratio of the validation's tolerances
+/// (switches ±15% against p50 ±25%: 0.6), so an error of a given share of its tolerance weighs
+/// the same in either metric.
+fn p50_weight() -> f64 {
+    let tol = Tolerances::default();
+    tol.switches / tol.wake_p50
+}
 
 /// What the probe saw of its sleeper in one timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -83,7 +87,7 @@ impl DelayZeroProbe {
 }
 
 /// How far a replayed sleeper is from the live one: the switch rate's relative error plus the
-/// wake-up median's, weighted by [`P50_WEIGHT`]; each capped at 1, so a median that jumps from
+/// wake-up median's, weighted by [`p50_weight`]; each capped at 1, so a median that jumps from
 /// µs to a tick cannot drown the rate.
 pub fn error(live: &Sleeper, model: &Sleeper) -> f64 {
     let rel = |m: f64, l: f64| ((m - l).abs() / l.abs().max(f64::MIN_POSITIVE)).min(1.0);
@@ -92,7 +96,7 @@ pub fn error(live: &Sleeper, model: &Sleeper) -> f64 {
         (Some(_), None) => 1.0,
         _ => 0.0,
     };
-    rel(model.switches_per_s, live.switches_per_s) + P50_WEIGHT * p50
+    rel(model.switches_per_s, live.switches_per_s) + p50_weight() * p50
 }
 
 /// Which setting to run with: off only when its replay comes closer to the live sleeper by more
