@@ -9,6 +9,10 @@
 //! the task is not waiting is kept and ends its next such interval at once, as a byte left in a
 //! pipe does: the task then runs on without blocking.
 //!
+//! A task with `arrives_when_woken` arrives at the first wake-up another task gives it, not at
+//! its `arrival`: that is a fork, at the point of the parent's CPU bursts where it happened, so
+//! a replayed child starts after its parent's first 0.12 ms of work wherever the model runs it.
+//!
 //! `runtime_reads` are points of a task's CPU bursts where it reads its own CPU clock: the kernel
 //! updates its run time then, and acts on a slice that has expired — a kernel without HRTICK
 //! otherwise notices that only at its next tick.
@@ -176,6 +180,10 @@ struct RawTask {
     /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
+    /// It arrives when another task first wakes it (its parent forking it, listed in the
+    /// parent's `wakes`), not at `arrival`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    arrives_when_woken: bool,
 }
 
 /// A stretch of a periodic task's jobs of one shape (file form, times in ms).
@@ -293,9 +301,11 @@ impl Workload {
         Ok(w)
     }
 
-    /// Every wake-up names another task of the workload.
+    /// Every wake-up names another task of the workload, and every task that arrives when woken
+    /// is woken by some task.
     pub fn check_wakes(&self) -> Result<(), WorkloadError> {
         let n = self.tasks.len();
+        let mut woken = vec![false; n];
         for (i, t) in self.tasks.iter().enumerate() {
             for (k, w) in t.wakes.iter().enumerate() {
                 if w.task >= n || w.task == i {
@@ -306,7 +316,14 @@ impl Workload {
                     };
                     return Err(err(format!("tasks[{i}].wakes[{k}].task"), why));
                 }
+                woken[w.task] = true;
             }
+        }
+        if let Some(i) = (0..n).find(|&i| self.tasks[i].arrives_when_woken && !woken[i]) {
+            return Err(err(
+                format!("tasks[{i}].arrives_when_woken"),
+                "no task wakes it, so it would never arrive (list the wake-up in its parent's `wakes`)",
+            ));
         }
         Ok(())
     }
@@ -394,6 +411,12 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         if let Some((key, _)) = beside.iter().find(|(_, empty)| !empty) {
             return Err(err(f(key), "not with phases: its burst indices would name a different burst in each phase"));
         }
+    }
+    if t.arrives_when_woken && (period.is_some() || !job_phases.is_empty()) {
+        return Err(err(
+            f("arrives_when_woken"),
+            "a periodic task releases its jobs from `arrival`: it cannot also arrive when woken",
+        ));
     }
     let jobs = match t.jobs {
         _ if !job_phases.is_empty() => phase_jobs as u32,
@@ -505,6 +528,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
+        arrives_when_woken: t.arrives_when_woken,
         job_phases,
     }))
 }
@@ -602,6 +626,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         until_woken: t.until_woken.clone(),
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
         start_cpu: t.start_cpu,
+        arrives_when_woken: t.arrives_when_woken,
     }
 }
 
@@ -666,6 +691,7 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
+            arrives_when_woken: true,
             job_phases: vec![],
         });
         let phased = Workload::from_json_str(
@@ -685,6 +711,21 @@ mod tests {
         assert_eq!(task["additionalProperties"], false, "unknown fields are errors, and the schema says so");
         assert_eq!(schema["required"], serde_json::json!(["tasks"]));
         assert!(text.contains("Milliseconds"), "field descriptions come from the doc comments");
+    }
+
+    #[test]
+    fn a_task_that_arrives_when_woken_needs_a_waker_and_no_period() {
+        let forked = r#"{"tasks":[{"name":"parent","bursts":[2],"wakes":[{"burst":0,"at":0.5,"task":1}]},
+            {"name":"child","arrival":0.5,"bursts":[1],"arrives_when_woken":true}]}"#;
+        let w = Workload::from_json_str(forked).unwrap();
+        assert!(w.tasks[1].arrives_when_woken && !w.tasks[0].arrives_when_woken);
+        assert_eq!(Workload::from_json_str(&w.to_json_string()).unwrap(), w, "it round-trips");
+        let orphan = r#"{"tasks":[{"bursts":[2]},{"bursts":[1],"arrives_when_woken":true}]}"#;
+        let e = Workload::from_json_str(orphan).unwrap_err().to_string();
+        assert!(e.starts_with("tasks[1].arrives_when_woken") && e.contains("never arrive"), "{e}");
+        let periodic = r#"{"tasks":[{"bursts":[1],"period":10,"jobs":3,"arrives_when_woken":true}]}"#;
+        let e = Workload::from_json_str(periodic).unwrap_err().to_string();
+        assert!(e.starts_with("tasks[0].arrives_when_woken") && e.contains("periodic"), "{e}");
     }
 
     #[test]

@@ -348,3 +348,29 @@ fn newidle_balancing_follows_its_success_ratio() {
     assert_eq!(pulled_at("linux:ni_ratio=1024"), Some(MS), "a ratio of 1024 lets every balance through");
     assert_eq!(pulled_at("linux:ni_ratio=0"), Some(4 * MS), "at ratio 0, moved at the next tick instead");
 }
+
+/// A forked task starts on its parent's CPU when that CPU has spare capacity, even if it has
+/// more tasks than a busy one (`sched_balance_find_dst_cpu()` compares group types first).
+/// CPU 0 runs one hog (fully busy). On CPU 1 a parent that used 1 ms of the last 10 wakes at
+/// 200 ms beside a light task that arrived just before, and forks 0.1 ms into its run: CPU 1 then
+/// has two tasks and spare capacity. Counting tasks alone would send the child to the hog's CPU.
+#[test]
+fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
+    let pinned = |mut t: TaskSpec, cpu: usize| {
+        t.affinity = Some(vec![cpu]);
+        t.start_cpu = Some(cpu);
+        t
+    };
+    let hog = pinned(TaskSpec::cpu("hog", 0, 400 * MS), 0);
+    let mut parent = pinned(TaskSpec::cpu("parent", 190 * MS, MS), 1);
+    parent.bursts = vec![MS, 9 * MS, 2 * MS].into();
+    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 1, at: MS / 10, task: 3 }];
+    let light = pinned(TaskSpec::cpu("light", 199 * MS + 900_000, 5 * MS), 1);
+    let mut child = TaskSpec::cpu("child", 200 * MS, MS);
+    child.arrives_when_woken = true;
+    let w = Workload { cpus: Some(2), tasks: vec![hog, parent, light, child] };
+    let r = run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), ..SimConfig::default() });
+    let first = r.slices.iter().find(|s| s.task == 3).expect("the child ran");
+    assert!(first.start >= 200 * MS, "it arrives at the fork, 200 ms in: {}", first.start);
+    assert_eq!(first.cpu, 1, "the child starts beside its parent");
+}

@@ -116,4 +116,19 @@ fn a_process_tree_imports_with_its_launcher_and_notes() {
     assert_eq!(burst.bursts.iter().step_by(2).sum::<u64>(), tl.tasks[&13328].cpu_time());
     // The global note: no metadata.
     assert!(imp.report.notes.iter().any(|n| n.pid.is_none() && n.kind == NoteKind::PolicyGuessed));
+    // Each child arrives when sh reaches its fork, given as a wake-up at that point of sh's
+    // bursts; sh itself was there from the start.
+    let sh = &imp.workload.tasks[0];
+    assert!(!sh.arrives_when_woken);
+    for (i, child) in [(1, 13328), (2, 13329)] {
+        assert!(imp.workload.tasks[i].arrives_when_woken, "task {child}");
+        assert!(imp.report.notes_for(child).any(|n| n.kind == NoteKind::Forked && n.detail.contains("13327")));
+        let fork = sh.wakes.iter().find(|w| w.task == i).expect("sh forks it");
+        // The point is where sh ran up to the fork event, to the trace's microsecond.
+        let ts = tl.tasks[&child].arrival.expect("forked in the trace");
+        let ran: u64 = tl.tasks[&13327].runs.iter().filter(|r| r.start < ts).map(|r| r.end.min(ts) - r.start).sum();
+        let before: u64 = sh.bursts.iter().step_by(2).take(fork.burst).sum();
+        assert_eq!(before + fork.at, ran, "task {child}");
+    }
+    assert!(imp.workload.check_wakes().is_ok());
 }

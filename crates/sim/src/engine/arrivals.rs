@@ -1,5 +1,6 @@
 //! The order tasks arrive in, shared by both engines: index order when the specs are sorted by
-//! arrival (as generated workloads are), else the ids sorted by (arrival, id).
+//! arrival (as generated workloads are), else the ids sorted by (arrival, id) — without the
+//! tasks that arrive when woken, which come in when their wake-up does.
 
 use crate::policy::{TaskId, Time};
 use crate::workload::TaskSpec;
@@ -12,7 +13,7 @@ impl ArrivalOrder {
         if sorted {
             return ArrivalOrder(None);
         }
-        let mut order: Vec<TaskId> = (0..specs.len()).collect();
+        let mut order: Vec<TaskId> = (0..specs.len()).filter(|&i| !specs[i].arrives_when_woken).collect();
         order.sort_by_key(|&i| (specs[i].arrival, i));
         ArrivalOrder(Some(order))
     }

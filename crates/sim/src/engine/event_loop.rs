@@ -130,7 +130,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
                     self.next_arrival += 1;
                     self.load_next_arrival();
                     self.events += 1;
-                    self.arrive(i);
+                    self.arrive(i, t, NO_CPU);
                     continue;
                 }
                 // Releases and I/O completions, then CPU stops in the order they were set.
@@ -260,13 +260,16 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         self.after_job(t, was_running);
     }
 
+    /// `t` arrives at `now`: at its `arrival`, or forked by the task running on CPU `from` if it
+    /// arrives when woken.
     #[inline]
-    fn arrive(&mut self, t: TaskId) {
+    fn arrive(&mut self, t: TaskId, now: Time, from: u32) {
         let spec = &self.w.tasks[t];
         if t == self.tasks.len() {
             // Sorted arrivals: state is created now, in index order.
             self.tasks.push(TaskState::new(spec));
         }
+        self.tasks[t].arrival = now;
         if !spec.locks.is_empty() {
             self.locks.get_or_insert_with(|| Locks::new(self.w.tasks.len())).register(t, spec);
         }
@@ -275,7 +278,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
                 self.events_q.push(spec.arrival + p, false, Kind::Release(t));
             }
         }
-        self.start_job(t, spec.arrival, EnqueueReason::New);
+        self.start_job(t, now, EnqueueReason::New, from);
     }
 
     fn release(&mut self, t: TaskId) {
@@ -286,14 +289,14 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             self.events_q.push(now + spec.period.unwrap_or(1), false, Kind::Release(t));
         }
         if self.tasks[t].phase == Phase::Sleeping {
-            self.start_job(t, now, EnqueueReason::Woken);
+            self.start_job(t, now, EnqueueReason::Woken, NO_CPU);
         } else {
             self.backlog.entry(t).or_default().push_back(now);
         }
     }
 
     #[inline]
-    fn start_job(&mut self, t: TaskId, release: Time, why: EnqueueReason) {
+    fn start_job(&mut self, t: TaskId, release: Time, why: EnqueueReason, from: u32) {
         let spec = &self.w.tasks[t];
         let ts = &mut self.tasks[t];
         let (deadline, period) = spec.rare.as_deref().map_or((None, None), |r| (r.deadline, r.period));
@@ -307,7 +310,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             // Late: after the CPU stops of that instant, so a job ending on its deadline is done.
             self.events_q.push(ts.deadline, true, Kind::Deadline(t));
         }
-        self.make_ready(t, why);
+        self.make_ready_from(t, why, from);
     }
 
     /// Choose the run queue for a task (per-CPU mode): an idle allowed CPU (previous first),
@@ -391,7 +394,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     /// timer or device).
     #[inline]
     pub(super) fn make_ready_from(&mut self, t: TaskId, why: EnqueueReason, from: u32) {
-        if why == EnqueueReason::Woken {
+        // A fork is a wake-up from its parent's CPU, which the policy may place it by.
+        if why == EnqueueReason::Woken || (why == EnqueueReason::New && from != NO_CPU) {
             let ts = &mut self.tasks[t];
             ts.woken_at = self.now;
             ts.woken_from = from;
@@ -522,9 +526,15 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     }
 
     /// Task `u` is woken by the task running on CPU `from`: if it waits for a wake-up, its
-    /// blocked interval ends now; otherwise the wake-up is kept for its next wait.
+    /// blocked interval ends now; if it arrives when woken and has not, it arrives now;
+    /// otherwise the wake-up is kept for its next wait.
     fn deliver_wake(&mut self, u: TaskId, from: u32) {
-        let waiting = self.tasks.get(u).ok().flatten().is_some_and(|ts| ts.phase == Phase::Io && ts.waiting_wake);
+        let phase = self.tasks.get(u).ok().flatten().map(|ts| (ts.phase, ts.waiting_wake));
+        if phase == Some((Phase::NotArrived, false)) && self.w.tasks[u].arrives_when_woken {
+            self.arrive(u, self.now, from);
+            return;
+        }
+        let waiting = phase == Some((Phase::Io, true));
         if !waiting {
             self.pending[u] += 1;
             return;
@@ -678,7 +688,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         let next = if self.backlog.is_empty() { None } else { self.backlog.get_mut(&t).and_then(VecDeque::pop_front) };
         let ts = &mut self.tasks[t];
         if let Some(rel) = next {
-            self.start_job(t, rel, EnqueueReason::Woken);
+            self.start_job(t, rel, EnqueueReason::Woken, NO_CPU);
         } else if ts.jobs_done + ts.jobs_skipped + ts.jobs_aborted < spec.jobs {
             ts.phase = Phase::Sleeping;
             let q = ts.queue as usize;
@@ -952,7 +962,9 @@ pub(super) struct SpecScan {
 /// and walks four quarters side by side, since one walk waits on one memory read at a time more
 /// than the hardware needs to.
 pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
-    let plain = |t: &TaskSpec| t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty();
+    let plain = |t: &TaskSpec| {
+        t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty() && !t.arrives_when_woken
+    };
     let n = specs.len();
     let q = n / 4;
     let parts = [&specs[..q], &specs[q..2 * q], &specs[2 * q..3 * q], &specs[3 * q..]];
@@ -982,6 +994,8 @@ pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
         prev[3] = t.arrival;
     }
     let wakes = !all_plain && specs.iter().any(|t| !t.wakes.is_empty() || !t.until_woken.is_empty());
+    // A task that arrives when woken is not in the arrival order; the order must be a table.
+    let sorted = sorted && (all_plain || !specs.iter().any(|t| t.arrives_when_woken));
     SpecScan { sorted, plain: all_plain, wakes }
 }
 

@@ -56,6 +56,8 @@ pub(super) struct TaskState {
     // Counters for the results.
     pub waiting: Dur,
     pub cpu: Dur,
+    /// When it arrived: its spec's `arrival`, or the wake-up it arrives at.
+    pub arrival: Time,
     pub first_run: Time,
     pub finish: Time,
     pub jobs_done: u32,
@@ -73,6 +75,7 @@ pub(super) struct TaskState {
 impl TaskState {
     pub fn new(spec: &TaskSpec) -> Self {
         TaskState {
+            arrival: spec.arrival,
             remaining: 0,
             burst: 0,
             deadline: NONE,
@@ -106,9 +109,9 @@ impl TaskState {
     /// What the overall metrics need of this task.
     pub fn sums(&self, spec: &TaskSpec) -> TaskSums {
         TaskSums {
-            turnaround: (self.finish != NONE).then(|| self.finish - spec.arrival),
+            turnaround: (self.finish != NONE).then(|| self.finish - self.arrival),
             waiting: self.waiting,
-            response: (self.first_run != NONE).then(|| self.first_run - spec.arrival),
+            response: (self.first_run != NONE).then(|| self.first_run - self.arrival),
             cpu: self.cpu,
             weight: spec.weight,
             context_switches: self.cs as u64,
@@ -124,7 +127,7 @@ impl TaskState {
         let s = self.sums(spec);
         TaskResult {
             name: spec.name.clone(),
-            arrival: spec.arrival,
+            arrival: self.arrival,
             finish: (self.finish != NONE).then_some(self.finish),
             turnaround: s.turnaround,
             waiting: s.waiting,

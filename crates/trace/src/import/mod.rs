@@ -100,6 +100,8 @@ pub enum NoteKind {
     /// Runs that ended pre-empted by the task it had just woken, which replied before it ran
     /// again: each resumes only after that reply (see `replies`).
     ReplyInferred,
+    /// Forked by an imported task: it arrives when its parent's replay reaches the fork.
+    Forked,
     /// A CPU burst of 0 ns (a run shorter than the text's resolution): set to 1 ns.
     ZeroBurst,
     /// Trace events that contradict each other for this task (see the timeline's anomalies).
@@ -370,6 +372,8 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         comm: String,
         /// Where it first runs, for a task already there at its import start (not forked then).
         start_cpu: Option<usize>,
+        /// Its parent, when its import starts at its fork.
+        parent: Option<Pid>,
     }
     let mut pending: Vec<Pending> = Vec::new();
     let pids = selected(tl, &opts.select);
@@ -459,7 +463,8 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         let forked = t.arrival == Some(start) && !t.running_at_start;
         let start_cpu =
             if forked { None } else { t.runs.iter().find(|r| r.end > start).map(|r| r.cpu).filter(|&c| c < cpus) };
-        pending.push(Pending { pid, start, bursts, sched, affinity, comm: t.comm.clone(), start_cpu });
+        let parent = t.parent.filter(|_| forked);
+        pending.push(Pending { pid, start, bursts, sched, affinity, comm: t.comm.clone(), start_cpu, parent });
     }
     pending.sort_by_key(|p| (p.start, p.pid));
     let t0 = opts.t0.or(pending.first().map(|p| p.start)).unwrap_or(tl.start);
@@ -473,7 +478,11 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
     let mut report_tasks = Vec::with_capacity(pending.len());
     let edges = if opts.wake_edges {
         let plans: Vec<(Pid, &Bursts)> = pending.iter().map(|p| (p.pid, &p.bursts)).collect();
-        Some(wakes::edges(&plans, &mut notes))
+        let mut edges = wakes::edges(&plans, &mut notes);
+        let forks: Vec<Option<wakes::Fork>> =
+            pending.iter().map(|p| p.parent.map(|parent| wakes::Fork { parent, at: p.start })).collect();
+        wakes::add_forks(&mut edges, &plans, &forks, &mut notes);
+        Some(edges)
     } else {
         None
     };
@@ -505,6 +514,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
                 start_cpu: p.start_cpu,
+                arrives_when_woken: edges.as_ref().is_some_and(|e| e.forked[i]),
                 job_phases: Vec::new(),
             }),
         );

@@ -11,17 +11,25 @@ use crate::event::Pid;
 use schedlab_sim::workload::WakeUp;
 use std::collections::BTreeMap;
 
-/// Per task (in workload order): the wake-ups it gives and its blocked intervals that wait for
-/// one.
+/// Per task (in workload order): the wake-ups it gives, its blocked intervals that wait for
+/// one, and whether it arrives when woken (its fork, given by its imported parent).
 pub(crate) struct Edges {
     pub wakes: Vec<Vec<WakeUp>>,
     pub until_woken: Vec<Vec<usize>>,
+    pub forked: Vec<bool>,
+}
+
+/// A task of the import that the trace shows being forked: by `parent` at `at`.
+pub(crate) struct Fork {
+    pub parent: Pid,
+    pub at: u64,
 }
 
 /// The wake-ups among `tasks` (pid and bursts, in workload order).
 pub(crate) fn edges(tasks: &[(Pid, &Bursts)], notes: &mut Vec<Note>) -> Edges {
     let index: BTreeMap<Pid, usize> = tasks.iter().enumerate().map(|(i, (pid, _))| (*pid, i)).collect();
-    let mut out = Edges { wakes: vec![Vec::new(); tasks.len()], until_woken: vec![Vec::new(); tasks.len()] };
+    let n = tasks.len();
+    let mut out = Edges { wakes: vec![Vec::new(); n], until_woken: vec![Vec::new(); n], forked: vec![false; n] };
     for (a, (pid, bursts)) in tasks.iter().enumerate() {
         let mut by: BTreeMap<Pid, usize> = BTreeMap::new();
         for (k, w) in bursts.wakers.iter().enumerate() {
@@ -57,6 +65,32 @@ pub(crate) fn edges(tasks: &[(Pid, &Bursts)], notes: &mut Vec<Note>) -> Edges {
         w.sort_by_key(|w| (w.burst, w.at));
     }
     out
+}
+
+/// Forks whose parent is imported and was running then become the parent's wake-ups of the
+/// child, which arrives when woken: the child then starts where it did in the parent's work, not
+/// at a fixed time. `forks[i]` is task `i`'s fork, if the trace shows it.
+pub(crate) fn add_forks(edges: &mut Edges, tasks: &[(Pid, &Bursts)], forks: &[Option<Fork>], notes: &mut Vec<Note>) {
+    let index: BTreeMap<Pid, usize> = tasks.iter().enumerate().map(|(i, (pid, _))| (*pid, i)).collect();
+    for (a, fork) in forks.iter().enumerate() {
+        let Some(f) = fork else { continue };
+        let Some(&b) = index.get(&f.parent).filter(|&&b| b != a) else { continue };
+        let Some((burst, at)) = tasks[b].1.position(f.at) else { continue };
+        let w = &mut edges.wakes[b];
+        let k = w.partition_point(|w| (w.burst, w.at) <= (burst, at));
+        w.insert(k, WakeUp { burst, at, task: a });
+        edges.forked[a] = true;
+        note(
+            notes,
+            tasks[a].0,
+            NoteKind::Forked,
+            format!(
+                "forked by task {} {:.3} ms into its CPU burst {burst}: it arrives when its parent gets there",
+                f.parent,
+                at as f64 / 1e6
+            ),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ enum CpuState {
 
 /// `enum group_type`, in its order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupType {
+pub(super) enum GroupType {
     HasSpare,
     FullyBusy,
     Misfit,
@@ -82,6 +82,27 @@ fn reduced(cap: u64) -> bool {
     cap * IMBALANCE_PCT < 1024 * 100
 }
 
+/// `group_classify()` of a one-CPU group with `nr` tasks (`rq->nr_running`), its utilisation,
+/// runnable average and capacity, and whether it has a misfit task.
+pub(super) fn classify(nr: usize, util: u64, runnable: u64, cap: u64, misfit: bool) -> GroupType {
+    let has_capacity = if nr < 1 {
+        true
+    } else if cap * IMBALANCE_PCT < runnable * 100 {
+        false
+    } else {
+        cap * 100 > util * IMBALANCE_PCT
+    };
+    if nr > 1 && (cap * 100 < util * IMBALANCE_PCT || cap * IMBALANCE_PCT < runnable * 100) {
+        GroupType::Overloaded
+    } else if misfit {
+        GroupType::Misfit
+    } else if !has_capacity {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
 impl Linux {
     fn stats(&self, c: CpuId, dst: CpuId, idle: CpuState, now: Time) -> Stats {
         let smp = self.smp.as_ref().expect("smp");
@@ -89,22 +110,7 @@ impl Linux {
         let rq = &self.rqs[c];
         let (nr, h_nr, cap) = (rq.nr_running(), rq.fair_runnable(), smp.capacity(c, now));
         let misfit_load = if c != dst && idle != CpuState::Busy && h_nr == 1 && reduced(cap) { load.max(1) } else { 0 };
-        let has_capacity = if nr < 1 {
-            true
-        } else if cap * IMBALANCE_PCT < runnable * 100 {
-            false
-        } else {
-            cap * 100 > util * IMBALANCE_PCT
-        };
-        let kind = if nr > 1 && (cap * 100 < util * IMBALANCE_PCT || cap * IMBALANCE_PCT < runnable * 100) {
-            GroupType::Overloaded
-        } else if misfit_load > 0 {
-            GroupType::Misfit
-        } else if !has_capacity {
-            GroupType::FullyBusy
-        } else {
-            GroupType::HasSpare
-        };
+        let kind = classify(nr, util, runnable, cap, misfit_load > 0);
         let avg_load = if kind == GroupType::Overloaded { load * 1024 / cap } else { 0 };
         Stats { cpu: c, load, nr, h_nr, cap, idle: rq.is_idle(), kind, avg_load, misfit_load }
     }

@@ -1,7 +1,8 @@
 //! What the `linux` policy does with more than one CPU, after Linux 6.18 on a machine whose CPUs
 //! share one last-level cache (one scheduling domain of single-CPU groups: this project's VM):
 //!
-//! - [`select`]: where a new or waking task goes (`select_task_rq()` of each class);
+//! - [`select`]: where a new or waking task goes (`select_task_rq()` of each class), and
+//!   [`fork`]: where a forked one does;
 //! - [`balance`]: the fair class's load balancing — periodic from a busy CPU's tick, when a CPU
 //!   goes idle (newidle), for idle CPUs kicked from a busy CPU's tick (NOHZ), and active
 //!   balancing of a running task;
@@ -12,6 +13,7 @@
 //! it says so there.
 
 pub mod balance;
+pub mod fork;
 pub mod newidle;
 pub mod push;
 pub mod select;
@@ -285,9 +287,12 @@ impl Linux {
         }
         let prev = self.task_cpu.get(t);
         match why {
-            EnqueueReason::New => match task.start_cpu.filter(|&c| c < self.rqs.len()) {
-                Some(c) => (c, why),
-                None => (self.select_new(t, now), why),
+            EnqueueReason::New => match (task.start_cpu.filter(|&c| c < self.rqs.len()), task.waker_cpu) {
+                (Some(c), _) => (c, why),
+                (None, Some(parent)) if parent < self.rqs.len() && self.class.get(t) == Class::Fair => {
+                    (self.select_fork(t, parent, now), why)
+                }
+                (None, _) => (self.select_new(t, now), why),
             },
             EnqueueReason::Woken => {
                 let to = self.select_woken(t, prev, task.waker_cpu, now);

@@ -25,7 +25,7 @@ use crate::policy::{CpuId, TaskId, Time};
 pub const IMBALANCE_PCT: u64 = 117;
 
 impl Linux {
-    fn allowed(&self, t: TaskId, c: CpuId) -> bool {
+    pub(super) fn allowed(&self, t: TaskId, c: CpuId) -> bool {
         self.smp.as_ref().expect("smp").tasks.get_ref(t).is_none_or(|s| s.view.allowed(c))
     }
 
@@ -38,7 +38,8 @@ impl Linux {
         self.rqs[c].is_idle()
     }
 
-    /// A new task's CPU: an idle allowed one, else the fewest tasks, then the least load.
+    /// A new task without a parent (a workload's arrival)'s CPU: an idle allowed one, else the
+    /// fewest tasks, then the least load.
     pub(crate) fn select_new(&mut self, t: TaskId, now: Time) -> usize {
         let smp = self.smp.as_ref().expect("smp");
         let key = |c: CpuId| (!self.idle(c), self.rqs[c].nr_running(), smp.cpu_signals(c, now).0, c);
