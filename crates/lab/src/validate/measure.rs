@@ -3,6 +3,7 @@
 //! (the run after a warm-up, until the stop).
 
 use super::cases::Case;
+use super::layout::Layout;
 use super::replay::{self, LiveTrace, Model};
 use super::signals::{self, Pairing, TaskSignals};
 use crate::trace::live;
@@ -38,6 +39,9 @@ pub struct ModelRun {
     /// The case tasks' load-tracking signals beside the kernel's (`linux` on two CPUs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<TaskSignals>,
+    /// Where the case's tasks ran in the window (cases on more than one CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
     #[serde(skip)]
     pub timeline: Timeline,
 }
@@ -68,6 +72,9 @@ pub struct CaseRun {
     pub interference: Interference,
     /// What the import could not reconstruct or guessed.
     pub import_notes: Vec<Note>,
+    /// Where the case's tasks ran live in the window (cases on more than one CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
     pub models: Vec<ModelRun>,
     /// The live timeline (CPUs numbered as the case's: `host_cpus[i]` is `i`) and the trace,
     /// kept for the figure and the data files; the models' timelines are numbered alike.
@@ -214,6 +221,7 @@ pub fn run_case(
         CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(trace.pids()) };
     let label = names(case, &tl, &run.pids);
     let live_on_case = on_case_cpus(&tl, &host_cpus);
+    let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &label, case.cpus, (start, opts.end)));
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&replay, m);
@@ -238,7 +246,8 @@ pub fn run_case(
             let pairing = Pairing { pids: &pids, t0_ns: replay.t0_ns, window: (start, opts.end), names: &label };
             signals::compare(&run.signals, &log, &pairing, &live_on_case, &sim)
         });
-        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, signals, timeline: sim });
+        let layout = layout_of(&sim);
+        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, signals, layout, timeline: sim });
     }
     Ok(CaseRun {
         case: case.name.to_string(),
@@ -253,6 +262,7 @@ pub fn run_case(
         tick_phase: replay.tick_phase,
         rt_period: rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
         import_notes: replay.imported.report.notes,
+        layout: layout_of(&live_on_case),
         models: model_runs,
         live: live_on_case,
         trace_text: run.text,

@@ -9,6 +9,7 @@ pub mod busy;
 pub mod cases;
 pub mod figure;
 pub mod judge;
+pub mod layout;
 pub mod measure;
 pub mod probe;
 pub mod replay;
@@ -156,7 +157,14 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         s.tables.push(tables::case_table(case.what, &js, &tol, &interchangeable));
         if let Some(linux) = js.iter().find(|j| j.model == "linux") {
             let busy = busy::note(of_case.iter().map(|r| (r.repeat, &r.interference)));
-            s.verdicts.push(tables::verdict(linux, case.what, case.model_limits, busy.as_deref(), &tol));
+            let layouts = tables::layouts_agreed(&of_case, "linux", &interchangeable);
+            s.verdicts.push(tables::verdict(
+                linux,
+                case.what,
+                case.model_limits,
+                tables::Context { busy: busy.as_deref(), layouts: layouts.as_deref() },
+                &tol,
+            ));
         }
         if let Some(first) = of_case.first() {
             s.figures.push(figure::stacked(first));
@@ -165,6 +173,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     }
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
     s.tables.insert(0, tables::summary(&judgements, &sizes));
+    if let Some(t) = tables::layout_table(&runs, &chosen) {
+        s.tables.push(t);
+    }
     s.tables.push(tables::trace_table(&runs));
     let kept = runs.iter().flat_map(|r| r.models.iter().map(move |m| (r.case.as_str(), r.repeat, &m.signals[..])));
     if let Some(t) = signals::table(kept.filter(|(_, _, s)| !s.is_empty())) {

@@ -2,7 +2,9 @@
 //! case each task live against each model (mean over the repeats, the live range, and each
 //! model's worst error marked met ✓, missed ✗ or inconclusive ~).
 
+use super::cases::Case;
 use super::judge::{CaseJudgement, Mark, Metric, Tolerances};
+use super::layout::Layout;
 use super::measure::CaseRun;
 use schedlab_report::section::{ClaimKind, Table, Verdict};
 
@@ -155,7 +157,14 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
 
 /// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim);
 /// `busy`: which repeats others crowded ([`super::busy::note`]).
-pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&str>, tol: &Tolerances) -> Verdict {
+/// What a case's verdict says beside the metrics: what else ran on its CPUs, and how often the
+/// model's layout was the kernel's.
+pub struct Context<'a> {
+    pub busy: Option<&'a str>,
+    pub layouts: Option<&'a str>,
+}
+
+pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Context, tol: &Tolerances) -> Verdict {
     let claim = format!(
         "Goal: the simulator's linux model predicts {} ({what}): shares ±{} pp, switches/s ±{:.0}%, wake-up p50 ±{:.0}%",
         j.case,
@@ -174,10 +183,13 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&s
     if !m.is_empty() {
         detail.push_str(&format!(". Off: {}", m.join("; ")));
     }
+    if let Some(layouts) = context.layouts {
+        detail.push_str(&format!(". {layouts}"));
+    }
     if let (Some(why), true) = (why, missed + inc > 0) {
         detail.push_str(&format!(". Why: {why}"));
     }
-    if let Some(busy) = busy {
+    if let Some(busy) = context.busy {
         detail.push_str(&format!(". Beside it: {busy}"));
     }
     match j.mark {
@@ -186,6 +198,47 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, busy: Option<&s
         Mark::Inconclusive => Verdict::inconclusive(ClaimKind::Goal, claim, detail),
         Mark::NotJudged => Verdict::not_measured(ClaimKind::Goal, claim, detail),
     }
+}
+
+/// How often `model` laid the case's tasks out as the kernel did (None: a one-CPU case).
+pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<String>]) -> Option<String> {
+    let pairs: Vec<(&Layout, &Layout)> = runs
+        .iter()
+        .filter_map(|r| Some((r.layout.as_ref()?, r.models.iter().find(|m| m.label == model)?.layout.as_ref()?)))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let same = pairs.iter().filter(|(live, sim)| live.same_as(sim, interchangeable)).count();
+    Some(format!(
+        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats",
+        pairs.len()
+    ))
+}
+
+/// Where the tasks of the two-CPU cases ran, live and in the `linux` model, per repeat.
+pub fn layout_table(runs: &[CaseRun], cases: &[Case]) -> Option<Table> {
+    let mut t = Table::new(
+        "Where the tasks ran (two-CPU cases): each task on the CPU it ran on most in the window",
+        &["case", "repeat", "live", "linux", "same layout"],
+    );
+    for r in runs {
+        let (Some(live), Some(sim)) =
+            (&r.layout, r.models.iter().find(|m| m.label == "linux").and_then(|m| m.layout.as_ref()))
+        else {
+            continue;
+        };
+        let interchangeable = cases.iter().find(|c| c.name == r.case).map(Case::interchangeable).unwrap_or_default();
+        let same = if live.same_as(sim, &interchangeable) { "yes" } else { "no" };
+        t.row(vec![r.case.clone(), r.repeat.to_string(), live.to_string(), sim.to_string(), same.into()]);
+    }
+    if t.rows.is_empty() {
+        return None;
+    }
+    Some(t.with_note(
+        "{…} {…}: the tasks on CPU 0, then on CPU 1. The same layout: the same tasks together, whatever the CPUs are \
+         numbered and whichever of two identical tasks is where.",
+    ))
 }
 
 /// Import and trace health per run: what a reader needs to trust the live side.
