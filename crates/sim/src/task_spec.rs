@@ -65,11 +65,12 @@ pub struct RareFields {
     /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
     /// that was already there: where the trace first shows it). None: the policy places it.
     pub start_cpu: Option<CpuId>,
-    /// It arrives when another task's wake-up first reaches it — its parent forking it, at that
-    /// point of the parent's CPU bursts — rather than at `arrival`, which then only records when
-    /// it began in the run it came from. A replayed fork stays where it happened in the parent's
-    /// work even when the model runs the parent earlier or later than the kernel did.
-    pub arrives_when_woken: bool,
+    /// The task that forks it: it arrives at that task's first wake-up naming it (the fork, at
+    /// that point of the parent's CPU bursts) rather than at `arrival`, which then only records
+    /// when it began in the run it came from. A replayed fork stays where it happened in the
+    /// parent's work even when the model runs the parent earlier or later than the kernel did.
+    /// Wake-ups from other tasks before then are kept for its first wait.
+    pub forked_by: Option<usize>,
     /// A periodic task whose jobs differ (rt-app's phases on one timer): its jobs in order, so
     /// many of each shape. Empty: every job is `bursts`. When set, `bursts` is the first phase's
     /// and `jobs` their sum (the workload file checks both).
@@ -96,7 +97,7 @@ static NO_RARE_FIELDS: RareFields = RareFields {
     until_woken: Vec::new(),
     runtime_reads: Vec::new(),
     start_cpu: None,
-    arrives_when_woken: false,
+    forked_by: None,
     job_phases: Vec::new(),
 };
 

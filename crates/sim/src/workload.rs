@@ -9,9 +9,9 @@
 //! the task is not waiting is kept and ends its next such interval at once, as a byte left in a
 //! pipe does: the task then runs on without blocking.
 //!
-//! A task with `arrives_when_woken` arrives at the first wake-up another task gives it, not at
-//! its `arrival`: that is a fork, at the point of the parent's CPU bursts where it happened, so
-//! a replayed child starts after its parent's first 0.12 ms of work wherever the model runs it.
+//! A task with `forked_by` arrives at the first wake-up that task gives it, not at its `arrival`:
+//! that is a fork, at the point of the parent's CPU bursts where it happened, so a replayed child
+//! starts after its parent's first 0.12 ms of work wherever the model runs it.
 //!
 //! `runtime_reads` are points of a task's CPU bursts where it reads its own CPU clock: the kernel
 //! updates its run time then, and acts on a slice that has expired — a kernel without HRTICK
@@ -180,10 +180,10 @@ struct RawTask {
     /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
-    /// It arrives when another task first wakes it (its parent forking it, listed in the
-    /// parent's `wakes`), not at `arrival`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    arrives_when_woken: bool,
+    /// The index of the task that forks it (in `tasks`): it arrives at that task's first
+    /// wake-up naming it in its `wakes` (the fork), not at `arrival`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    forked_by: Option<usize>,
 }
 
 /// A stretch of a periodic task's jobs of one shape (file form, times in ms).
@@ -301,11 +301,10 @@ impl Workload {
         Ok(w)
     }
 
-    /// Every wake-up names another task of the workload, and every task that arrives when woken
-    /// is woken by some task.
+    /// Every wake-up names another task of the workload, and every forked task is woken by its
+    /// parent, which is not itself forked by the child's descendants.
     pub fn check_wakes(&self) -> Result<(), WorkloadError> {
         let n = self.tasks.len();
-        let mut woken = vec![false; n];
         for (i, t) in self.tasks.iter().enumerate() {
             for (k, w) in t.wakes.iter().enumerate() {
                 if w.task >= n || w.task == i {
@@ -316,14 +315,30 @@ impl Workload {
                     };
                     return Err(err(format!("tasks[{i}].wakes[{k}].task"), why));
                 }
-                woken[w.task] = true;
             }
         }
-        if let Some(i) = (0..n).find(|&i| self.tasks[i].arrives_when_woken && !woken[i]) {
-            return Err(err(
-                format!("tasks[{i}].arrives_when_woken"),
-                "no task wakes it, so it would never arrive (list the wake-up in its parent's `wakes`)",
-            ));
+        for (i, t) in self.tasks.iter().enumerate() {
+            let Some(p) = t.forked_by else { continue };
+            let field = format!("tasks[{i}].forked_by");
+            if p >= n || p == i {
+                let why = if p == i { "a task cannot fork itself".to_string() } else { format!("no task {p}") };
+                return Err(err(field, why));
+            }
+            if !self.tasks[p].wakes.iter().any(|w| w.task == i) {
+                return Err(err(
+                    field,
+                    format!("task {p} never wakes it, so it would never arrive (list the fork in task {p}'s `wakes`)"),
+                ));
+            }
+            // Up the chain of parents: back to this task means none of them would ever arrive.
+            let mut up = p;
+            for _ in 0..n {
+                match self.tasks[up].forked_by {
+                    Some(q) if q == i => return Err(err(field, "its parents fork each other: none would arrive")),
+                    Some(q) if q < n => up = q,
+                    _ => break,
+                }
+            }
         }
         Ok(())
     }
@@ -412,9 +427,9 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             return Err(err(f(key), "not with phases: its burst indices would name a different burst in each phase"));
         }
     }
-    if t.arrives_when_woken && (period.is_some() || !job_phases.is_empty()) {
+    if t.forked_by.is_some() && (period.is_some() || !job_phases.is_empty()) {
         return Err(err(
-            f("arrives_when_woken"),
+            f("forked_by"),
             "a periodic task releases its jobs from `arrival`: it cannot also arrive when woken",
         ));
     }
@@ -528,7 +543,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
-        arrives_when_woken: t.arrives_when_woken,
+        forked_by: t.forked_by,
         job_phases,
     }))
 }
@@ -626,7 +641,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         until_woken: t.until_woken.clone(),
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
         start_cpu: t.start_cpu,
-        arrives_when_woken: t.arrives_when_woken,
+        forked_by: t.forked_by,
     }
 }
 
@@ -691,7 +706,7 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
-            arrives_when_woken: true,
+            forked_by: Some(0),
             job_phases: vec![],
         });
         let phased = Workload::from_json_str(
@@ -714,18 +729,29 @@ mod tests {
     }
 
     #[test]
-    fn a_task_that_arrives_when_woken_needs_a_waker_and_no_period() {
+    fn a_forked_task_needs_a_parent_that_wakes_it_and_no_period() {
         let forked = r#"{"tasks":[{"name":"parent","bursts":[2],"wakes":[{"burst":0,"at":0.5,"task":1}]},
-            {"name":"child","arrival":0.5,"bursts":[1],"arrives_when_woken":true}]}"#;
+            {"name":"child","arrival":0.5,"bursts":[1],"forked_by":0}]}"#;
         let w = Workload::from_json_str(forked).unwrap();
-        assert!(w.tasks[1].arrives_when_woken && !w.tasks[0].arrives_when_woken);
+        assert_eq!((w.tasks[0].forked_by, w.tasks[1].forked_by), (None, Some(0)));
         assert_eq!(Workload::from_json_str(&w.to_json_string()).unwrap(), w, "it round-trips");
-        let orphan = r#"{"tasks":[{"bursts":[2]},{"bursts":[1],"arrives_when_woken":true}]}"#;
-        let e = Workload::from_json_str(orphan).unwrap_err().to_string();
-        assert!(e.starts_with("tasks[1].arrives_when_woken") && e.contains("never arrive"), "{e}");
-        let periodic = r#"{"tasks":[{"bursts":[1],"period":10,"jobs":3,"arrives_when_woken":true}]}"#;
-        let e = Workload::from_json_str(periodic).unwrap_err().to_string();
-        assert!(e.starts_with("tasks[0].arrives_when_woken") && e.contains("periodic"), "{e}");
+        let refused = |json: &str, field: &str, says: &str| {
+            let e = Workload::from_json_str(json).unwrap_err().to_string();
+            assert!(e.starts_with(field) && e.contains(says), "{e}");
+        };
+        refused(r#"{"tasks":[{"bursts":[2]},{"bursts":[1],"forked_by":0}]}"#, "tasks[1].forked_by", "never arrive");
+        refused(r#"{"tasks":[{"bursts":[1],"forked_by":3}]}"#, "tasks[0].forked_by", "no task 3");
+        refused(
+            r#"{"tasks":[{"bursts":[1],"wakes":[{"burst":0,"at":0,"task":1}],"forked_by":1},
+                {"bursts":[1],"wakes":[{"burst":0,"at":0,"task":0}],"forked_by":0}]}"#,
+            "tasks[0].forked_by",
+            "fork each other",
+        );
+        refused(
+            r#"{"tasks":[{"bursts":[1],"wakes":[{"burst":0,"at":0,"task":1}]},{"bursts":[1],"period":10,"jobs":3,"forked_by":0}]}"#,
+            "tasks[1].forked_by",
+            "periodic",
+        );
     }
 
     #[test]

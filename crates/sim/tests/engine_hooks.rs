@@ -398,7 +398,7 @@ fn a_forked_task_arrives_where_its_parent_reaches_the_fork_not_at_its_recorded_t
     let mut parent = TaskSpec::cpu("parent", 0, 2 * MS);
     parent.wakes = vec![WakeUp { burst: 0, at: MS, task: 2 }];
     let mut child = TaskSpec::cpu("child", MS, 500 * US);
-    child.arrives_when_woken = true;
+    child.forked_by = Some(1);
     let w = Workload { cpus: Some(1), tasks: vec![hog, parent, child] };
     let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
     let child = &r.tasks[2];
@@ -412,4 +412,27 @@ fn a_forked_task_arrives_where_its_parent_reaches_the_fork_not_at_its_recorded_t
     orphan.tasks[1].wakes.clear();
     let r = simulate(&orphan, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
     assert_eq!((r.tasks[2].cpu, r.tasks[2].finish), (0, None));
+}
+
+#[test]
+fn a_wake_up_before_the_fork_is_kept_for_the_childs_first_wait_not_taken_as_its_fork() {
+    const US: u64 = 1_000;
+    // fcfs, one CPU: hog 0–3 ms; `early` 3–3.1 ms wakes the child, which does not exist yet;
+    // the parent 3.1–5.1 ms forks it 1 ms in (4.1 ms). The child arrives then, not at 3.1 ms,
+    // runs 5.1–5.6 ms, and its wait for a wake-up finds early's, kept: it runs on to 5.8 ms.
+    let hog = TaskSpec::cpu("hog", 0, 3 * MS);
+    let mut early = TaskSpec::cpu("early", 0, 100 * US);
+    early.wakes = vec![WakeUp { burst: 0, at: 100 * US, task: 3 }];
+    let mut parent = TaskSpec::cpu("parent", 0, 2 * MS);
+    parent.wakes = vec![WakeUp { burst: 0, at: MS, task: 3 }];
+    let mut child = TaskSpec::cpu("child", MS, 0);
+    child.bursts = vec![500 * US, 0, 200 * US].into();
+    child.until_woken = vec![0];
+    child.forked_by = Some(2);
+    let w = Workload { cpus: Some(1), tasks: vec![hog, early, parent, child] };
+    let r = simulate(&w, by_spec("fcfs").unwrap().as_mut(), &SimConfig::default());
+    let child = &r.tasks[3];
+    assert_eq!(child.arrival, 4 * MS + 100 * US);
+    assert_eq!(child.finish, Some(5 * MS + 800 * US));
+    assert_eq!(child.context_switches, 1, "the kept wake-up: it runs on without blocking");
 }

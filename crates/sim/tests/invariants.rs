@@ -83,7 +83,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                     until_woken: Vec::new(),
                     runtime_reads: Vec::new(),
                     start_cpu: None,
-                    arrives_when_woken: false,
+                    forked_by: None,
                     // A periodic task without locks: its first job as drawn, the rest reversed.
                     job_phases: if phased && jobs > 1 && lock.is_none() {
                         let first = JobPhase { jobs: 1, bursts: b_first.clone() };

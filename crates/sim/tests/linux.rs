@@ -367,7 +367,7 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
     parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 1, at: MS / 10, task: 3 }];
     let light = pinned(TaskSpec::cpu("light", 199 * MS + 900_000, 5 * MS), 1);
     let mut child = TaskSpec::cpu("child", 200 * MS, MS);
-    child.arrives_when_woken = true;
+    child.forked_by = Some(1);
     let w = Workload { cpus: Some(2), tasks: vec![hog, parent, light, child] };
     let r = run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), ..SimConfig::default() });
     let first = r.slices.iter().find(|s| s.task == 3).expect("the child ran");

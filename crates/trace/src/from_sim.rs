@@ -109,7 +109,8 @@ pub fn timeline_from_sim(result: &SimResult, workload: &Workload, opts: &FromSim
     };
     for (i, spec) in workload.tasks.iter().enumerate() {
         let pid = pid_of(i);
-        let arrival = off + spec.arrival;
+        // A forked task arrived when the model's parent forked it, not at its recorded time.
+        let arrival = off + result.tasks.get(i).map_or(spec.arrival, |r| r.arrival);
         let finish = result.tasks.get(i).and_then(|r| r.finish).map(|f| off + f);
         let mut t = TaskTimeline::new(pid, &spec.name, arrival);
         t.arrival = Some(arrival);

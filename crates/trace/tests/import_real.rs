@@ -119,9 +119,9 @@ fn a_process_tree_imports_with_its_launcher_and_notes() {
     // Each child arrives when sh reaches its fork, given as a wake-up at that point of sh's
     // bursts; sh itself was there from the start.
     let sh = &imp.workload.tasks[0];
-    assert!(!sh.arrives_when_woken);
+    assert_eq!(sh.forked_by, None);
     for (i, child) in [(1, 13328), (2, 13329)] {
-        assert!(imp.workload.tasks[i].arrives_when_woken, "task {child}");
+        assert_eq!(imp.workload.tasks[i].forked_by, Some(0), "task {child}");
         assert!(imp.report.notes_for(child).any(|n| n.kind == NoteKind::Forked && n.detail.contains("13327")));
         let fork = sh.wakes.iter().find(|w| w.task == i).expect("sh forks it");
         // The point is where sh ran up to the fork event, to the trace's microsecond.

@@ -155,15 +155,15 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
     out
 }
 
-/// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim);
-/// `busy`: which repeats others crowded ([`super::busy::note`]).
-/// What a case's verdict says beside the metrics: what else ran on its CPUs, and how often the
-/// model's layout was the kernel's.
+/// What a case's verdict says beside the metrics.
 pub struct Context<'a> {
+    /// Which repeats others crowded ([`super::busy::note`]).
     pub busy: Option<&'a str>,
+    /// How often the model's layout was the kernel's ([`layouts_agreed`]).
     pub layouts: Option<&'a str>,
 }
 
+/// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim).
 pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Context, tol: &Tolerances) -> Verdict {
     let claim = format!(
         "Goal: the simulator's linux model predicts {} ({what}): shares ±{} pp, switches/s ±{:.0}%, wake-up p50 ±{:.0}%",

@@ -13,7 +13,7 @@ impl ArrivalOrder {
         if sorted {
             return ArrivalOrder(None);
         }
-        let mut order: Vec<TaskId> = (0..specs.len()).filter(|&i| !specs[i].arrives_when_woken).collect();
+        let mut order: Vec<TaskId> = (0..specs.len()).filter(|&i| specs[i].forked_by.is_none()).collect();
         order.sort_by_key(|&i| (specs[i].arrival, i));
         ArrivalOrder(Some(order))
     }

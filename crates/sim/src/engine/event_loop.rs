@@ -269,6 +269,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             // Sorted arrivals: state is created now, in index order.
             self.tasks.push(TaskState::new(spec));
         }
+        debug_assert!(spec.forked_by.is_none() || spec.period.is_none(), "a forked task is not periodic");
         self.tasks[t].arrival = now;
         if !spec.locks.is_empty() {
             self.locks.get_or_insert_with(|| Locks::new(self.w.tasks.len())).register(t, spec);
@@ -499,7 +500,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         let target = self.w.tasks[t].wakes[k].task;
         self.tasks[t].next_wake += 1;
         self.arm_wake(c);
-        self.deliver_wake(target, c as u32);
+        self.deliver_wake(target, c as u32, t);
     }
 
     /// Set `c`'s `wake_at` to the running task's next wake-up, if it falls in this run.
@@ -525,12 +526,12 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
         }
     }
 
-    /// Task `u` is woken by the task running on CPU `from`: if it waits for a wake-up, its
-    /// blocked interval ends now; if it arrives when woken and has not, it arrives now;
+    /// Task `u` is woken by task `waker`, running on CPU `from`: if `u` waits for a wake-up, its
+    /// blocked interval ends now; if `waker` forks it and it has not arrived, it arrives now;
     /// otherwise the wake-up is kept for its next wait.
-    fn deliver_wake(&mut self, u: TaskId, from: u32) {
+    fn deliver_wake(&mut self, u: TaskId, from: u32, waker: TaskId) {
         let phase = self.tasks.get(u).ok().flatten().map(|ts| (ts.phase, ts.waiting_wake));
-        if phase == Some((Phase::NotArrived, false)) && self.w.tasks[u].arrives_when_woken {
+        if phase == Some((Phase::NotArrived, false)) && self.w.tasks[u].forked_by == Some(waker) {
             self.arrive(u, self.now, from);
             return;
         }
@@ -963,7 +964,7 @@ pub(super) struct SpecScan {
 /// than the hardware needs to.
 pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
     let plain = |t: &TaskSpec| {
-        t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty() && !t.arrives_when_woken
+        t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty() && t.forked_by.is_none()
     };
     let n = specs.len();
     let q = n / 4;
@@ -995,7 +996,7 @@ pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
     }
     let wakes = !all_plain && specs.iter().any(|t| !t.wakes.is_empty() || !t.until_woken.is_empty());
     // A task that arrives when woken is not in the arrival order; the order must be a table.
-    let sorted = sorted && (all_plain || !specs.iter().any(|t| t.arrives_when_woken));
+    let sorted = sorted && (all_plain || !specs.iter().any(|t| t.forked_by.is_some()));
     SpecScan { sorted, plain: all_plain, wakes }
 }
 
@@ -1012,7 +1013,8 @@ fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
     let waker_cpu = (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId);
-    view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu)
+    let view = view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu);
+    TaskView { arrival: ts.arrival, ..view }
 }
 
 /// What a policy may know about task `t`, from its spec and the state a view shows (`deadline`

@@ -514,7 +514,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
                 start_cpu: p.start_cpu,
-                arrives_when_woken: edges.as_ref().is_some_and(|e| e.forked[i]),
+                forked_by: edges.as_ref().and_then(|e| e.forked_by[i]),
                 job_phases: Vec::new(),
             }),
         );

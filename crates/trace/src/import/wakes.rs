@@ -12,11 +12,11 @@ use schedlab_sim::workload::WakeUp;
 use std::collections::BTreeMap;
 
 /// Per task (in workload order): the wake-ups it gives, its blocked intervals that wait for
-/// one, and whether it arrives when woken (its fork, given by its imported parent).
+/// one, and the imported parent that forks it (it arrives at that wake-up).
 pub(crate) struct Edges {
     pub wakes: Vec<Vec<WakeUp>>,
     pub until_woken: Vec<Vec<usize>>,
-    pub forked: Vec<bool>,
+    pub forked_by: Vec<Option<usize>>,
 }
 
 /// A task of the import that the trace shows being forked: by `parent` at `at`.
@@ -29,7 +29,7 @@ pub(crate) struct Fork {
 pub(crate) fn edges(tasks: &[(Pid, &Bursts)], notes: &mut Vec<Note>) -> Edges {
     let index: BTreeMap<Pid, usize> = tasks.iter().enumerate().map(|(i, (pid, _))| (*pid, i)).collect();
     let n = tasks.len();
-    let mut out = Edges { wakes: vec![Vec::new(); n], until_woken: vec![Vec::new(); n], forked: vec![false; n] };
+    let mut out = Edges { wakes: vec![Vec::new(); n], until_woken: vec![Vec::new(); n], forked_by: vec![None; n] };
     for (a, (pid, bursts)) in tasks.iter().enumerate() {
         let mut by: BTreeMap<Pid, usize> = BTreeMap::new();
         for (k, w) in bursts.wakers.iter().enumerate() {
@@ -75,11 +75,20 @@ pub(crate) fn add_forks(edges: &mut Edges, tasks: &[(Pid, &Bursts)], forks: &[Op
     for (a, fork) in forks.iter().enumerate() {
         let Some(f) = fork else { continue };
         let Some(&b) = index.get(&f.parent).filter(|&&b| b != a) else { continue };
-        let Some((burst, at)) = tasks[b].1.position(f.at) else { continue };
+        let Some((burst, at)) = tasks[b].1.position(f.at) else {
+            note(
+                notes,
+                tasks[a].0,
+                NoteKind::Forked,
+                format!("forked by task {} at {}, outside its imported runs: it arrives at that time", f.parent, f.at),
+            );
+            continue;
+        };
+        // Before any other wake-up of the child at the same point: the fork comes first.
         let w = &mut edges.wakes[b];
-        let k = w.partition_point(|w| (w.burst, w.at) <= (burst, at));
+        let k = w.partition_point(|w| (w.burst, w.at) < (burst, at));
         w.insert(k, WakeUp { burst, at, task: a });
-        edges.forked[a] = true;
+        edges.forked_by[a] = Some(b);
         note(
             notes,
             tasks[a].0,

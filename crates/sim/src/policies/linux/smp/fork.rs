@@ -1,10 +1,13 @@
-//! Where a forked task starts: `sched_balance_find_dst_cpu()` (Linux 6.18, fair.c, with
-//! WF_FORK) for CPUs that share one cache, each its own group. The parent's CPU is the local
-//! group; another CPU wins only if it is idler — first by group type (spare capacity, fully busy,
-//! overloaded, `group_classify()` of `rq->nr_running`, utilisation and runnable average), then
-//! between busy ones by average load, the parent's CPU favoured by the domain's imbalance margin,
-//! and between ones with spare capacity by idle CPUs, then utilisation
-//! (`sched_balance_find_dst_group()`, `update_pick_idlest()`).
+//! Where a forked fair task starts: `sched_balance_find_dst_cpu()` (Linux 6.18, fair.c, with
+//! WF_FORK) for CPUs that share one cache, each its own group. The idlest other CPU is found
+//! (`update_pick_idlest()`: by group type — spare capacity, fully busy, overloaded, the
+//! `group_classify()` of `rq->nr_running`, utilisation and runnable average — then the lower
+//! average load, or more idle CPUs and then the lower utilisation); the parent's CPU, the local
+//! group, keeps the child unless that CPU is idler (`sched_balance_find_dst_group()`): by type,
+//! then between busy ones by average load with the parent's CPU favoured by the domain's
+//! imbalance margin, between ones with spare capacity by idle CPUs alone. `util_est` is not
+//! modelled (as in [`super::balance`]); real-time and deadline children start where the policy
+//! places a new task.
 //!
 //! The group type is what keeps a child beside a parent whose CPU has spare capacity, even when
 //! a sleeper still queued there (a delayed entity) makes its task count look like a busier CPU's.
@@ -70,7 +73,8 @@ impl Linux {
                 let imbalance = 1024 * (IMBALANCE_PCT - 100) / 100;
                 is.avg_load >= ls.avg_load + imbalance || 100 * ls.avg_load <= IMBALANCE_PCT * is.avg_load
             }
-            GroupType::Misfit => false,
+            // Equal capacities: the kernel keeps the child home.
+            GroupType::Misfit => true,
             GroupType::HasSpare => ls.idle_cpus >= is.idle_cpus,
         };
         if stay {
