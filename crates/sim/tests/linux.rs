@@ -374,3 +374,24 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
     assert!(first.start >= 200 * MS, "it arrives at the fork, 200 ms in: {}", first.start);
     assert_eq!(first.cpu, 1, "the child starts beside its parent");
 }
+
+/// The other side of the same rule: a child forked on a CPU that a hog keeps busy goes to the
+/// idle CPU (spare capacity and an idle CPU beat an overloaded parent's CPU).
+#[test]
+fn a_forked_task_leaves_a_busy_parent_for_an_idle_cpu() {
+    let pinned = |mut t: TaskSpec, cpu: usize| {
+        t.affinity = Some(vec![cpu]);
+        t.start_cpu = Some(cpu);
+        t
+    };
+    let hog = pinned(TaskSpec::cpu("hog", 0, 400 * MS), 1);
+    let mut parent = pinned(TaskSpec::cpu("parent", 0, 300 * MS), 1);
+    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: 100 * MS, task: 2 }];
+    let mut child = TaskSpec::cpu("child", 200 * MS, MS);
+    child.forked_by = Some(1);
+    let w = Workload { cpus: Some(2), tasks: vec![hog, parent, child] };
+    let r = run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), ..SimConfig::default() });
+    let first = r.slices.iter().find(|s| s.task == 2).expect("the child ran");
+    assert_eq!(first.cpu, 0, "the child starts on the idle CPU");
+    assert!(r.tasks[2].arrival > 150 * MS, "forked once the parent had run 100 ms: {}", r.tasks[2].arrival);
+}

@@ -132,4 +132,32 @@ mod tests {
         assert!(e.until_woken[1].is_empty() && e.wakes[0].is_empty());
         assert!(notes.iter().any(|n| n.detail.contains("outside its imported runs")));
     }
+
+    #[test]
+    fn a_fork_becomes_the_parents_first_wake_up_of_the_child_at_its_point() {
+        // The parent (pid 1) runs 0–10 and wakes its child (pid 2) at 8 from task context; the
+        // trace shows it forking the child at 8 too. The fork goes before that wake-up.
+        let parent = Bursts { lengths: vec![10], runs: vec![vec![(0, 10)]], ..Bursts::default() };
+        let child = Bursts {
+            lengths: vec![1, 4, 1],
+            runs: vec![vec![(9, 10)], vec![(14, 15)]],
+            wakers: vec![Some(Waker { pid: 1, at: 8 })],
+            reads: vec![],
+        };
+        let tasks = [(1, &parent), (2, &child)];
+        let mut notes = Vec::new();
+        let mut e = edges(&tasks, &mut notes);
+        add_forks(&mut e, &tasks, &[None, Some(Fork { parent: 1, at: 8 })], &mut notes);
+        assert_eq!(e.forked_by, vec![None, Some(0)]);
+        assert_eq!(e.wakes[0], vec![WakeUp { burst: 0, at: 8, task: 1 }, WakeUp { burst: 0, at: 8, task: 1 }]);
+        assert!(notes.iter().any(|n| n.pid == Some(2) && n.kind == NoteKind::Forked && n.detail.contains("0.000 ms")));
+        // A fork while the parent was not running (at 12): no wake-up, the child keeps its time,
+        // and a note says so.
+        let mut notes = Vec::new();
+        let mut e = edges(&tasks, &mut notes);
+        add_forks(&mut e, &tasks, &[None, Some(Fork { parent: 1, at: 12 })], &mut notes);
+        assert_eq!(e.forked_by, vec![None, None]);
+        assert_eq!(e.wakes[0].len(), 1);
+        assert!(notes.iter().any(|n| n.kind == NoteKind::Forked && n.detail.contains("outside its imported runs")));
+    }
 }
