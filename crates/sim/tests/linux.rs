@@ -349,6 +349,13 @@ fn newidle_balancing_follows_its_success_ratio() {
     assert_eq!(pulled_at("linux:ni_ratio=0"), Some(4 * MS), "at ratio 0, moved at the next tick instead");
 }
 
+/// `t` pinned to `cpu` and starting there.
+fn pinned(mut t: TaskSpec, cpu: usize) -> TaskSpec {
+    t.affinity = Some(vec![cpu]);
+    t.start_cpu = Some(cpu);
+    t
+}
+
 /// A forked task starts on its parent's CPU when that CPU has spare capacity, even if it has
 /// more tasks than a busy one (`sched_balance_find_dst_cpu()` compares group types first).
 /// CPU 0 runs one hog (fully busy). On CPU 1 a parent that used 1 ms of the last 10 wakes at
@@ -356,11 +363,6 @@ fn newidle_balancing_follows_its_success_ratio() {
 /// has two tasks and spare capacity. Counting tasks alone would send the child to the hog's CPU.
 #[test]
 fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
-    let pinned = |mut t: TaskSpec, cpu: usize| {
-        t.affinity = Some(vec![cpu]);
-        t.start_cpu = Some(cpu);
-        t
-    };
     let hog = pinned(TaskSpec::cpu("hog", 0, 400 * MS), 0);
     let mut parent = pinned(TaskSpec::cpu("parent", 190 * MS, MS), 1);
     parent.bursts = vec![MS, 9 * MS, 2 * MS].into();
@@ -379,11 +381,6 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
 /// idle CPU (spare capacity and an idle CPU beat an overloaded parent's CPU).
 #[test]
 fn a_forked_task_leaves_a_busy_parent_for_an_idle_cpu() {
-    let pinned = |mut t: TaskSpec, cpu: usize| {
-        t.affinity = Some(vec![cpu]);
-        t.start_cpu = Some(cpu);
-        t
-    };
     let hog = pinned(TaskSpec::cpu("hog", 0, 400 * MS), 1);
     let mut parent = pinned(TaskSpec::cpu("parent", 0, 300 * MS), 1);
     parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: 100 * MS, task: 2 }];

@@ -200,12 +200,14 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Contex
     }
 }
 
+/// A run's live layout and `model`'s (None: a one-CPU case).
+fn layouts<'a>(r: &'a CaseRun, model: &str) -> Option<(&'a Layout, &'a Layout)> {
+    Some((r.layout.as_ref()?, r.models.iter().find(|m| m.label == model)?.layout.as_ref()?))
+}
+
 /// How often `model` laid the case's tasks out as the kernel did (None: a one-CPU case).
 pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<String>]) -> Option<String> {
-    let pairs: Vec<(&Layout, &Layout)> = runs
-        .iter()
-        .filter_map(|r| Some((r.layout.as_ref()?, r.models.iter().find(|m| m.label == model)?.layout.as_ref()?)))
-        .collect();
+    let pairs: Vec<(&Layout, &Layout)> = runs.iter().filter_map(|r| layouts(r, model)).collect();
     if pairs.is_empty() {
         return None;
     }
@@ -223,11 +225,7 @@ pub fn layout_table(runs: &[CaseRun], cases: &[Case]) -> Option<Table> {
         &["case", "repeat", "live", "linux", "same layout"],
     );
     for r in runs {
-        let (Some(live), Some(sim)) =
-            (&r.layout, r.models.iter().find(|m| m.label == "linux").and_then(|m| m.layout.as_ref()))
-        else {
-            continue;
-        };
+        let Some((live, sim)) = layouts(r, "linux") else { continue };
         let interchangeable = cases.iter().find(|c| c.name == r.case).map(Case::interchangeable).unwrap_or_default();
         let same = if live.same_as(sim, &interchangeable) { "yes" } else { "no" };
         t.row(vec![r.case.clone(), r.repeat.to_string(), live.to_string(), sim.to_string(), same.into()]);

@@ -9,8 +9,8 @@
 //! live under a trace and is replayed under the `linux` model with the feature on and off; the
 //! setting whose replay comes closer to the live sleeper on both (see [`choose`]) is the one the
 //! cases are replayed with — unless the two are within two of the sleeper's switches in the
-//! window of each other ([`margin`]), when 6.18's default (on) stays. It is measured apart from the cases it is judged on, and reported as a
-//! calibration.
+//! window of each other ([`margin`]), when 6.18's default (on) stays. It is measured apart from
+//! the cases it is judged on, and reported as a calibration.
 
 use super::super::cases::{Behaviour, Case, CaseTask};
 use super::super::judge::Tolerances;
