@@ -71,10 +71,10 @@ fn every_experiment_writes_the_same_envelope() {
     every_csv_is_tidy(&dir.path().join("runs"));
 }
 
-/// Python's csv module (no pandas) reads every CSV the run wrote: headers are snake_case, and
-/// every column holds numbers (or empty cells) only, or labels only — never both, so a column
-/// of values loads as numbers — and no label is a number in disguise (`30.000*`, `84%`,
-/// `err 0.1 pp ✓`, `1018 / 846`).
+/// Python's csv module (no pandas) reads every CSV the run wrote. Headers are snake_case. The
+/// label columns lead — the rows' headers, pandas' `index_col` — and every cell after them parses
+/// as a number or is empty: a column of values loads as numbers. No label is a number in disguise
+/// (`30.000*`, `84%`, `err 0.1 pp ✓`, `1018 / 846`), a mark (`✓`) or a remark (`_note`).
 fn every_csv_is_tidy(runs: &Path) {
     const CHECK: &str = r#"
 import csv, glob, re, sys
@@ -90,33 +90,40 @@ for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
+    if any(len(r) != len(header) for r in body):
+        bad.append(f"{path}: a row is not as wide as the header")
+        continue
+    is_label = [any(r[j] != "" and not is_num(r[j]) for r in body) for j in range(len(header))]
+    index = is_label.index(False) if False in is_label else len(header)
     for j, h in enumerate(header):
         if not re.fullmatch(r"[a-z0-9_]+", h):
             bad.append(f"{path}: header {h!r} is not snake_case")
-        cells = [r[j] for r in body if j < len(r) and r[j] != ""]
-        kinds = {is_num(c) for c in cells}
-        if kinds == {True, False}:
-            sample = [c for c in cells if not is_num(c)][:3]
-            bad.append(f"{path}: column {h!r} mixes numbers with {sample}")
-        elif kinds == {True}:
-            numeric += 1
-        elif kinds == {False}:
-            labels += 1
-            # A label column must not be numbers in disguise: `30.000*`, `84%`, `8.3 [8.2–8.3]`,
-            # `104 ± 12`, a measure with its unit or mark (`err 0.1 pp ✓`, `cv 0.27%`, `45% ✗`), a
-            # pair (`1018 / 846`).
-            num = r"[-+−]?[0-9][0-9.,]*"
-            disguises = [
-                num + r"\s*([*%×]|\[.*\]|± ?[0-9.]+)",
-                r"([A-Za-z]+ )*" + num + r"(%|×| ?(pp|ms|µs|us|ns|s))?( [✓✗~?*])?",
-                num + r" / " + num,
-                r".+ \*",  # a starred label: the star is a column of its own
-            ]
-            disguised = [c for c in cells if any(re.fullmatch(d, c) for d in disguises)]
-            if all(c.lower() in ("true", "false", "yes", "no") for c in cells):
-                disguised = cells  # a truth value: 1 and 0
-            if disguised:
-                bad.append(f"{path}: column {h!r} holds numbers or marks written as text: {disguised[:3]}")
+        cells = [r[j] for r in body if r[j] != ""]
+        if j >= index:
+            words = [c for c in cells if not is_num(c)]
+            if words:
+                bad.append(f"{path}: column {h!r} after the row headers {header[:index]} holds words {words[:3]}")
+            else:
+                numeric += 1
+            continue
+        labels += 1
+        if h.endswith(("_note", "_mark")):
+            bad.append(f"{path}: column {h!r} is a remark, not a row header: {cells[:3]}")
+        # A label must not be a number in disguise: `30.000*`, `84%`, `8.3 [8.2–8.3]`, `104 ± 12`,
+        # a measure with its unit or mark (`err 0.1 pp ✓`, `cv 0.27%`, `45% ✗`), a pair
+        # (`1018 / 846`), a mark, a verdict or a truth value.
+        num = r"[-+−]?[0-9][0-9.,]*"
+        disguises = [
+            num + r"\s*([*%×]|\[.*\]|± ?[0-9.]+)",
+            r"([A-Za-z]+ )*" + num + r"(%|×| ?(pp|ms|µs|us|ns|s))?( [✓✗~?*])?",
+            num + r" / " + num,
+            r".+ \*",  # a starred label: the star is a column of its own
+            r"[✓✗~?]",
+            r"(?i)met|missed|inconclusive|not supported|true|false|yes|no",
+        ]
+        disguised = [c for c in cells if any(re.fullmatch(d, c) for d in disguises)]
+        if disguised:
+            bad.append(f"{path}: column {h!r} holds numbers, marks or verdicts written as text: {disguised[:3]}")
 print(f"{files} files, {numeric} numeric columns, {labels} label columns")
 for b in bad:
     print("BAD", b)

@@ -16,11 +16,19 @@
 //!   (`load_live`, `load_model`).
 //! - A starred label (`cfs *`) loses its star to a `_starred` column of 1 and 0; a column of
 //!   yes/no or true/false becomes 1 and 0.
-//! - A column whose cells are partly numbers and partly words (`not supported`) keeps the
-//!   numbers and moves the words to a `_note` column.
+//! - A verdict (`met`, `missed`, `inconclusive`) or its mark (`✓`, `✗`, `~`) becomes a `_met`
+//!   column: 1 met, 0 missed, empty where there is no verdict (inconclusive, not judged).
+//! - `not supported` in place of a number leaves the cell empty and says so in a `_supported`
+//!   column (1 where a number is there, 0 where it is not supported), so an unsupported counter
+//!   never reads as zero.
+//! - A column whose cells are partly numbers and partly other words keeps the numbers and moves
+//!   the words to a `_note` column.
+//! - The label columns come first: they are the rows' headers (pandas' `index_col`), the values
+//!   follow. A first column that leaves a repeated label out (a task's name on its first row
+//!   only) gets the label on every row, so each row is named in full.
 //!
-//! So every column of a tidy table is either numbers (or empty) or labels, never both, and no
-//! number hides in a label.
+//! So every column of a tidy table is either numbers (or empty) or labels, never both, no
+//! number hides in a label, and after the leading labels every cell is a number or empty.
 
 /// A table in tidy form: headers and rows of cells, numbers written plainly.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -217,8 +225,13 @@ fn value_parts(c: &str) -> Option<Parts> {
 pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
     let mut out_cols: Vec<String> = Vec::new();
     let mut out_rows: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
+    let first = filled_down(rows);
     for (j, header) in columns.iter().enumerate() {
-        let cells: Vec<&str> = rows.iter().map(|r| r.get(j).map_or("", String::as_str)).collect();
+        let cells: Vec<&str> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| if j == 0 { first[i].as_str() } else { r.get(j).map_or("", String::as_str) })
+            .collect();
         let name = snake(header);
         let pairs: Vec<Option<(String, String)>> = cells.iter().map(|c| pair(c)).collect();
         let all_pairs = cells.iter().zip(&pairs).all(|(c, p)| p.is_some() || is_empty_mark(c));
@@ -230,7 +243,9 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
             }
             continue;
         }
-        let parsed: Vec<Option<Parts>> = cells.iter().map(|c| (!is_empty_mark(c)).then(|| parts(c))).collect();
+        let unsupported: Vec<bool> = cells.iter().map(|c| c.trim().eq_ignore_ascii_case("not supported")).collect();
+        let parsed: Vec<Option<Parts>> =
+            cells.iter().zip(&unsupported).map(|(c, u)| (!is_empty_mark(c) && !u).then(|| parts(c))).collect();
         let present: Vec<&Parts> = parsed.iter().flatten().collect();
         let any = |f: &dyn Fn(&Parts) -> bool| present.iter().any(|p| f(p));
         let mut push = |col: String, f: &dyn Fn(&Parts) -> Option<String>| {
@@ -247,6 +262,11 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         };
         if !numeric && !present.is_empty() && present.iter().all(|p| truth(p).is_some()) {
             push(name, &|p| truth(p).map(str::to_string));
+            continue;
+        }
+        let verdict = |p: &Parts| p.note.as_deref().and_then(verdict_word);
+        if !numeric && !present.is_empty() && present.iter().all(|p| verdict(p).is_some()) {
+            push(format!("{name}_met"), &|p| verdict(p).flatten().map(str::to_string));
             continue;
         }
         if !numeric && !present.is_empty() {
@@ -266,7 +286,7 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
             let col = if unit.is_empty() || name.ends_with(unit) { name.clone() } else { format!("{name}_{unit}") };
             push(col, &|p| p.value.clone());
             // Values in different units: each row says its own.
-            if one_unit.is_none() {
+            if one_unit.is_none() && !units.is_empty() {
                 push(format!("{name}_unit"), &|p| p.value.as_ref().map(|_| p.unit.to_string()));
             }
         }
@@ -284,14 +304,90 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         if let Some(m) = &one_name {
             push(format!("{name}_{m}"), &|p| measured(p).and_then(|m| m.value));
         }
-        if present.iter().any(|p| measured(p).is_some_and(|m| m.mark.is_some())) {
-            push(format!("{name}_mark"), &|p| measured(p).and_then(|m| m.mark));
+        let mark = |p: &Parts| measured(p).and_then(|m| m.mark);
+        if present.iter().any(|p| mark(p).is_some_and(|m| m != "*")) {
+            push(format!("{name}_met"), &|p| mark(p).and_then(|m| met(&m)).map(str::to_string));
+        }
+        if present.iter().any(|p| mark(p).is_some_and(|m| m == "*")) {
+            push(format!("{name}_starred"), &|p| Some(if mark(p).as_deref() == Some("*") { "1" } else { "0" }.into()));
         }
         if any(&|p| p.note.is_some() && measured(p).is_none()) {
             push(format!("{name}_note"), &|p| p.note.clone().filter(|_| measured(p).is_none()));
         }
+        if unsupported.iter().any(|u| *u) {
+            push_supported(&mut out_cols, &mut out_rows, &name, &cells, &unsupported);
+        }
     }
-    TidyTable { columns: unique(out_cols), rows: out_rows }
+    labels_first(TidyTable { columns: unique(out_cols), rows: out_rows })
+}
+
+/// The first column with a left-out repeated label filled in: a label column (no cell a number)
+/// whose blank cells follow a label.
+fn filled_down(rows: &[Vec<String>]) -> Vec<String> {
+    let first: Vec<String> = rows.iter().map(|r| r.first().cloned().unwrap_or_default()).collect();
+    let labels = first.iter().all(|c| c.trim().is_empty() || number(c).is_none() && !is_empty_mark(c));
+    if !labels || first.first().is_none_or(|c| c.trim().is_empty()) {
+        return first;
+    }
+    let mut last = String::new();
+    first
+        .into_iter()
+        .map(|c| {
+            if !c.trim().is_empty() {
+                last = c;
+            }
+            last.clone()
+        })
+        .collect()
+}
+
+/// A verdict mark as a `_met` cell: `✓` 1, `✗` 0, `~` and `?` no verdict.
+fn met(mark: &str) -> Option<&'static str> {
+    match mark {
+        "✓" => Some("1"),
+        "✗" => Some("0"),
+        _ => None,
+    }
+}
+
+/// A verdict word as a `_met` cell (`Some(None)`: a verdict word meaning no verdict); None for
+/// other words.
+fn verdict_word(word: &str) -> Option<Option<&'static str>> {
+    match word.trim().to_ascii_lowercase().as_str() {
+        "met" => Some(Some("1")),
+        "missed" => Some(Some("0")),
+        "inconclusive" | "not judged" => Some(None),
+        _ => None,
+    }
+}
+
+/// `_supported`: 1 where the column has a value, 0 where it said `not supported`.
+fn push_supported(cols: &mut Vec<String>, rows: &mut [Vec<String>], name: &str, cells: &[&str], unsupported: &[bool]) {
+    cols.push(format!("{name}_supported"));
+    for ((r, c), u) in rows.iter_mut().zip(cells).zip(unsupported) {
+        r.push(
+            if *u {
+                "0"
+            } else if is_empty_mark(c) {
+                ""
+            } else {
+                "1"
+            }
+            .into(),
+        );
+    }
+}
+
+/// The label columns (any cell not a number) moved before the value columns, each side in its
+/// order.
+fn labels_first(t: TidyTable) -> TidyTable {
+    let is_label = |j: usize| t.rows.iter().any(|r| !r[j].is_empty() && r[j].parse::<f64>().is_err());
+    let (labels, values): (Vec<usize>, Vec<usize>) = (0..t.columns.len()).partition(|&j| is_label(j));
+    let order: Vec<usize> = labels.into_iter().chain(values).collect();
+    TidyTable {
+        columns: order.iter().map(|&j| t.columns[j].clone()).collect(),
+        rows: t.rows.iter().map(|r| order.iter().map(|&j| r[j].clone()).collect()).collect(),
+    }
 }
 
 /// Headers made unique (`x`, `x_2`, …): a tidy file is read by name.
@@ -344,6 +440,7 @@ mod tests {
             x.columns,
             [
                 "policy",
+                "status_note",
                 "avg_waiting_ms",
                 "share_pct",
                 "speed",
@@ -353,44 +450,49 @@ mod tests {
                 "ratio",
                 "status",
                 "status_remark_pct",
-                "status_mark",
-                "status_note",
+                "status_met",
                 "spread",
                 "spread_pm"
             ]
         );
         assert_eq!(
             x.rows[0],
-            ["rr", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45", "✗", "", "104", "12.02"]
+            ["rr", "", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45", "0", "104", "12.02"]
         );
-        assert_eq!(x.rows[1], ["fcfs", "", "16", "", "9", "8", "10", "2", "", "", "", "not run", "3", "1"]);
+        assert_eq!(x.rows[1], ["fcfs", "not run", "", "16", "", "9", "8", "10", "2", "", "", "", "3", "1"]);
     }
 
     #[test]
     fn intervals_and_remarks_mix_in_one_column() {
         // validate's tables: a live row (mean and range over repeats) above a model row (mean,
         // error and mark).
-        let x = t(&["CPU share %"], &[&["26.5 [26.4–26.6]"], &["26.4 (err 0.1 pp ✓)"], &["–"], &["none ✗"]]);
+        let x = t(
+            &["CPU share %"],
+            &[&["26.5 [26.4–26.6]"], &["26.4 (err 0.1 pp ✓)"], &["–"], &["none ✗"], &["26.0 (err 0.5 pp ~)"]],
+        );
         assert_eq!(
             x.columns,
-            ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_err_pp", "cpu_share_pct_mark"]
+            ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_err_pp", "cpu_share_pct_met"]
         );
         assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", "", ""]);
-        assert_eq!(x.rows[1], ["26.4", "", "", "0.1", "✓"]);
+        assert_eq!(x.rows[1], ["26.4", "", "", "0.1", "1"]);
         assert_eq!(x.rows[2], ["", "", "", "", ""]);
-        assert_eq!(x.rows[3], ["", "", "", "", "✗"]);
+        assert_eq!(x.rows[3], ["", "", "", "", "0"]);
+        // Inconclusive: no verdict, an empty cell.
+        assert_eq!(x.rows[4], ["26", "", "", "0.5", ""]);
     }
 
     #[test]
     fn measured_remarks_become_numbers_and_other_remarks_stay_words() {
         let x = t(&["live WRR"], &[&["0.25 (cv 0.27%)"], &["0.5 (cv 1.02%)"], &["0.1 (two runs)"]]);
-        assert_eq!(x.columns, ["live_wrr", "live_wrr_cv_pct", "live_wrr_note"]);
-        assert_eq!(x.rows[0], ["0.25", "0.27", ""]);
-        assert_eq!(x.rows[2], ["0.1", "", "two runs"]);
+        // Words are labels: they lead.
+        assert_eq!(x.columns, ["live_wrr_note", "live_wrr", "live_wrr_cv_pct"]);
+        assert_eq!(x.rows[0], ["", "0.25", "0.27"]);
+        assert_eq!(x.rows[2], ["two runs", "0.1", ""]);
         // Measures of different names in one column stay words: no column would name them.
         let y = t(&["v"], &[&["1 (cv 2%)"], &["1 (err 3 ms)"]]);
-        assert_eq!(y.columns, ["v", "v_note"]);
-        assert_eq!(y.rows[1], ["1", "err 3 ms"]);
+        assert_eq!(y.columns, ["v_note", "v"]);
+        assert_eq!(y.rows[1], ["err 3 ms", "1"]);
         assert_eq!(measure("err 0.1 pp ✓").and_then(|m| m.name), Some("err_pp".to_string()));
         assert_eq!(measure("45 widgets"), None);
     }
@@ -400,8 +502,8 @@ mod tests {
         let x = t(&["latency"], &[&["0.024 ms"], &["1.5 ms"]]);
         assert_eq!((x.columns.clone(), x.rows[0].clone()), (vec!["latency_ms".to_string()], vec!["0.024".to_string()]));
         let y = t(&["measure", "value"], &[&["slice error", "0.120 ms"], &["stretch", "0.4%"], &["runs", "3"]]);
-        assert_eq!(y.columns, ["measure", "value", "value_unit"]);
-        assert_eq!(y.rows, [["slice error", "0.12", "ms"], ["stretch", "0.4", "pct"], ["runs", "3", ""]]);
+        assert_eq!(y.columns, ["measure", "value_unit", "value"]);
+        assert_eq!(y.rows, [["slice error", "ms", "0.12"], ["stretch", "pct", "0.4"], ["runs", "", "3"]]);
     }
 
     #[test]
@@ -417,8 +519,9 @@ mod tests {
             &["exact", "timed out", "verdict"],
             &[&["yes", "false", "met"], &["no", "True", "no"], &["–", "", "yes"]],
         );
-        assert_eq!(x.columns, ["exact", "timed_out", "verdict"]);
-        assert_eq!(x.rows, [["1", "0", "met"], ["0", "1", "no"], ["", "", "yes"]]);
+        // A column mixing verdicts and other words stays words, and leads.
+        assert_eq!(x.columns, ["verdict", "exact", "timed_out"]);
+        assert_eq!(x.rows, [["met", "1", "0"], ["no", "0", "1"], ["yes", "", ""]]);
     }
 
     #[test]
@@ -428,19 +531,53 @@ mod tests {
         assert_eq!(x.rows, [["hog", "1018", "846"], ["sleeper", "", ""]]);
         // Not every cell a pair: the column is read as it is.
         let y = t(&["a / b"], &[&["1 / 2"], &["3"]]);
-        assert_eq!(y.columns, ["a_per_b", "a_per_b_note"]);
+        assert_eq!(y.columns, ["a_per_b_note", "a_per_b"]);
     }
 
     #[test]
     fn every_column_is_numbers_or_labels_never_both() {
-        let x = t(&["counter", "value"], &[&["cycles", "not supported"], &["task-clock", "12.5"]]);
-        assert_eq!(x.columns, ["counter", "value", "value_note"]);
-        assert_eq!(x.rows[0], ["cycles", "", "not supported"]);
-        assert_eq!(x.rows[1], ["task-clock", "12.5", ""]);
+        let x = t(&["counter", "value"], &[&["cycles", "not supported"], &["task-clock", "12.5"], &["faults", "–"]]);
+        assert_eq!(x.columns, ["counter", "value", "value_supported"]);
+        assert_eq!(x.rows[0], ["cycles", "", "0"]);
+        assert_eq!(x.rows[1], ["task-clock", "12.5", "1"]);
+        assert_eq!(x.rows[2], ["faults", "", ""]);
+        // A counter that no CPU supports is still a column of (empty) numbers, not of words.
+        let none = t(&["event", "d1t"], &[&["branches", "not supported"], &["cycles", "Not supported"]]);
+        assert_eq!(none.columns, ["event", "d1t", "d1t_supported"]);
+        assert_eq!(none.rows[1], ["cycles", "", "0"]);
+        let other = t(&["counter", "value"], &[&["cycles", "busy"], &["task-clock", "12.5"]]);
+        assert_eq!(other.columns, ["counter", "value_note", "value"]);
+        assert_eq!(other.rows[0], ["cycles", "busy", ""]);
         let r = t(&["fold"], &[&["1.000–1.000"]]);
         assert_eq!(
             (r.columns.clone(), r.rows[0].clone()),
             (vec!["fold_lo".to_string(), "fold_hi".into()], vec!["1".to_string(), "1".into()])
         );
+    }
+
+    #[test]
+    fn verdict_words_become_met_and_a_left_out_label_is_filled_in() {
+        let x = t(
+            &["task", "run by", "share %", "verdict"],
+            &[
+                &["hog", "live", "50", "met"],
+                &["", "linux", "49", "missed"],
+                &["", "cfs", "48", "inconclusive"],
+                &["sleeper", "live", "10", "not judged"],
+            ],
+        );
+        assert_eq!(x.columns, ["task", "run_by", "share_pct", "verdict_met"]);
+        assert_eq!(
+            x.rows,
+            [
+                ["hog", "live", "50", "1"],
+                ["hog", "linux", "49", "0"],
+                ["hog", "cfs", "48", ""],
+                ["sleeper", "live", "10", ""]
+            ]
+        );
+        // Only a first column of labels is filled in: an empty number stays empty.
+        let y = t(&["n", "v"], &[&["1", "a"], &["", "b"]]);
+        assert_eq!(y.rows, [["a", "1"], ["b", ""]]);
     }
 }

@@ -7,7 +7,6 @@
 use schedlab_trace::{Pid, Timeline};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// The case's tasks grouped by the CPU each mostly ran on, one group per CPU in CPU order, each
 /// sorted by name. A task that did not run in the window is in no group.
@@ -36,6 +35,18 @@ impl Layout {
         Layout(groups)
     }
 
+    /// Every task placed, in name order.
+    pub fn tasks(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.0.iter().flatten().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// The CPU `task` ran on most (None: it did not run in the window).
+    pub fn cpu_of(&self, task: &str) -> Option<usize> {
+        self.0.iter().position(|g| g.iter().any(|t| t == task))
+    }
+
     /// The same layout, whatever the CPUs are called and whichever of a group of identical tasks
     /// (`interchangeable`) is where.
     pub fn same_as(&self, other: &Layout, interchangeable: &[Vec<String>]) -> bool {
@@ -59,14 +70,6 @@ impl Layout {
     }
 }
 
-impl fmt::Display for Layout {
-    /// `{hog-a, hog-b} {pingpong, pingpong/pong}`: CPU 0's tasks, then CPU 1's.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let groups: Vec<String> = self.0.iter().map(|g| format!("{{{}}}", g.join(", "))).collect();
-        write!(f, "{}", groups.join(" "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,7 +88,8 @@ mod tests {
         // The two hogs swapped: the same layout only because they are identical.
         let swapped = layout(&[&["hog-b", "ping"], &["hog-a", "pong"]]);
         assert!(split.same_as(&swapped, &hogs) && !split.same_as(&swapped, &[]));
-        assert_eq!(split.to_string(), "{hog-a, ping} {hog-b, pong}");
+        assert_eq!((split.cpu_of("pong"), split.cpu_of("idle")), (Some(1), None));
+        assert_eq!(split.tasks(), ["hog-a", "hog-b", "ping", "pong"]);
     }
 
     #[test]
@@ -100,6 +104,6 @@ mod tests {
         let names: BTreeMap<Pid, String> = [(1, "a".to_string()), (2, "b".to_string())].into();
         // b ran 3 ms on CPU 0 and an unknown start to 1.005 on CPU 1 (not counted: no switch-in).
         let l = Layout::of(&tl, &names, 2, (1_000_000_000, 1_010_000_000));
-        assert_eq!(l.to_string(), "{a, b} {}");
+        assert_eq!(l, Layout(vec![vec!["a".into(), "b".into()], vec![]]));
     }
 }

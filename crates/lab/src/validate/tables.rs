@@ -20,7 +20,7 @@ fn mean_of(v: &[f64]) -> f64 {
 pub fn summary(judgements: &[CaseJudgement], cases: &[(String, usize)]) -> Table {
     let mut t = Table::new(
         "Summary: how each model predicted each case",
-        &["case", "CPUs", "model", "same task", "same task any CPU", "met", "missed", "inconclusive", "case"],
+        &["case", "CPUs", "model", "same task", "same task any CPU", "met", "missed", "inconclusive", "verdict"],
     );
     for j in judgements {
         let cpus = cases.iter().find(|c| c.0 == j.case).map_or(0, |c| c.1);
@@ -218,24 +218,35 @@ pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<Stri
     ))
 }
 
-/// Where the tasks of the two-CPU cases ran, live and in the `linux` model, per repeat.
+/// Where the tasks of the two-CPU cases ran, live and in the `linux` model: per repeat, each
+/// task's CPU.
 pub fn layout_table(runs: &[CaseRun], cases: &[Case]) -> Option<Table> {
     let mut t = Table::new(
         "Where the tasks ran (two-CPU cases): each task on the CPU it ran on most in the window",
-        &["case", "repeat", "live", "linux", "same layout"],
+        &["case", "repeat", "task", "live CPU", "linux CPU", "same layout"],
     );
     for r in runs {
         let Some((live, sim)) = layouts(r, "linux") else { continue };
         let interchangeable = cases.iter().find(|c| c.name == r.case).map(Case::interchangeable).unwrap_or_default();
         let same = if live.same_as(sim, &interchangeable) { "yes" } else { "no" };
-        t.row(vec![r.case.clone(), r.repeat.to_string(), live.to_string(), sim.to_string(), same.into()]);
+        let cpu = |l: &Layout, task: &str| l.cpu_of(task).map_or_else(|| "–".to_string(), |c| c.to_string());
+        for task in live.tasks().into_iter().chain(sim.tasks()).collect::<std::collections::BTreeSet<_>>() {
+            t.row(vec![
+                r.case.clone(),
+                (r.repeat + 1).to_string(),
+                task.clone(),
+                cpu(live, &task),
+                cpu(sim, &task),
+                same.into(),
+            ]);
+        }
     }
     if t.rows.is_empty() {
         return None;
     }
     Some(t.with_note(
-        "{…} {…}: the tasks on CPU 0, then on CPU 1. The same layout: the same tasks together, whatever the CPUs are \
-         numbered and whichever of two identical tasks is where.",
+        "The same layout: the same tasks together on one CPU, whatever the CPUs are numbered and whichever of two \
+         identical tasks is where; the model's CPU 0 need not be the kernel's. –: the task did not run in the window.",
     ))
 }
 
@@ -262,8 +273,8 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
     for r in runs {
         t.row(vec![
             r.case.clone(),
-            r.repeat.to_string(),
-            format!("{:?}", r.host_cpus),
+            (r.repeat + 1).to_string(),
+            r.host_cpus.len().to_string(),
             r.parse.events.to_string(),
             r.parse.lost_events().to_string(),
             r.parse.malformed.to_string(),
@@ -271,7 +282,7 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             format!("{:.1}", r.lost_ends.ns as f64 / 1e6),
             r.lost_ends.runs.to_string(),
             r.import_notes.len().to_string(),
-            r.open.join(" "),
+            r.open.len().to_string(),
             format!("{:.2}", 100.0 * r.interference.share),
             format!("{:.0}", r.interference.switch_ins_per_s),
         ]);
@@ -280,7 +291,8 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
         "anomalies: events that contradict each other (repaired by the timeline builder; see results.json). \
          lost ends trimmed: runs whose switch-out the trace lost, which the builder ends at the CPU's next \
          event in another task's context, shortened (in that window) to the CPU time the kernel counted for \
-         their task (/proc/<tid>/schedstat at both ends of the recording). left open: tasks that never blocked, whose CPU demand the replay leaves to the model. others: \
+         their task (/proc/<tid>/schedstat at both ends of the recording). left open: how many tasks never blocked, whose CPU demand the replay leaves to the model (named in \
+         results.json). others: \
          every task outside the case that ran on its CPUs in the window (kernel threads, this controller) — \
          invisible to the models.",
     )

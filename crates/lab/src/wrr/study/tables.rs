@@ -317,16 +317,19 @@ fn shares(d: &StudyData, s: &Test1Stats) -> Table {
 fn accuracy(d: &StudyData) -> Table {
     let (err, stretch) = (d.slice_err(), d.stretch());
     let disp_max = d.t1.disp_frac.iter().copied().fold(0.0, f64::max);
-    let mut t = Table::new("Live host accuracy (test 1 runs)", &["measure", "value", "goal"]);
-    t.row(vec!["slice error p50 (|CPU received − slice|)".into(), format!("{:.3} ms", err.p50), "".into()]);
-    t.row(vec!["slice error p99".into(), format!("{:.3} ms", err.p99), "≤ 1 ms".into()]);
-    t.row(vec!["slice error max".into(), format!("{:.3} ms", err.max), "".into()]);
-    t.row(vec!["slices measured".into(), d.t1.slice_err.len().to_string(), "".into()]);
-    t.row(vec!["wall-clock stretch p99 (RT throttling)".into(), format!("{:.3} ms", stretch.p99), "".into()]);
+    let mut t = Table::new("Live host accuracy (test 1 runs)", &["measure", "unit", "value", "goal at most"]);
+    let mut row = |measure: &str, unit: &str, value: String, goal: &str| {
+        t.row(vec![measure.into(), unit.into(), value, goal.into()]);
+    };
+    row("slice error p50 (|CPU received − slice|)", "ms", format!("{:.3}", err.p50), "");
+    row("slice error p99", "ms", format!("{:.3}", err.p99), "1");
+    row("slice error max", "ms", format!("{:.3}", err.max), "");
+    row("slices measured", "", d.t1.slice_err.len().to_string(), "");
+    row("wall-clock stretch p99 (RT throttling)", "ms", format!("{:.3}", stretch.p99), "");
     let disp_mean = stats::mean(&d.t1.disp_frac) * 100.0;
-    t.row(vec!["dispatcher CPU / managed CPU, mean".into(), format!("{disp_mean:.3}%"), "".into()]);
-    t.row(vec!["dispatcher CPU / managed CPU, max".into(), format!("{:.3}%", disp_max * 100.0), "≤ 1%".into()]);
-    t.row(vec!["slice extensions (task short of its budget)".into(), d.t1.extensions.to_string(), "".into()]);
+    row("dispatcher CPU / managed CPU, mean", "%", format!("{disp_mean:.3}"), "");
+    row("dispatcher CPU / managed CPU, max", "%", format!("{:.3}", disp_max * 100.0), "1");
+    row("slice extensions (task short of its budget)", "", d.t1.extensions.to_string(), "");
     t
 }
 
