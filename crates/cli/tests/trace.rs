@@ -287,6 +287,16 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
     }
     // Only the linux replay keeps them.
     assert!(models.iter().filter(|m| m["label"] != "linux").all(|m| m.get("signals").is_none()));
+    // The run was replayed with the wake-up delays of a probe made just before it, shown per run.
+    let probes = doc["parameters"]["wake_probes_per_run"].as_array().expect("the per-run probes");
+    assert_eq!(
+        (probes.len(), probes[0]["case"].as_str(), probes[0]["repeat"].as_u64()),
+        (1, Some("sleepers-vs-hogs-2cpu"), Some(0))
+    );
+    for kind in ["idle", "preempt", "preempt_rt", "task_preempt", "remote_idle", "remote_preempt"] {
+        let p50 = probes[0]["probe"][kind]["p50_ns"].as_u64().unwrap_or(0);
+        assert!(p50 > 0 && p50 < 1_000_000, "{kind}: {}", probes[0]["probe"][kind]);
+    }
 }
 
 #[test]

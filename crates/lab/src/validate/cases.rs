@@ -106,7 +106,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a SCHED_FIFO task (3 ms every 10 ms, priority 50) above two SCHED_OTHER hogs on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model draws from the pre-empting delays the probe measured in a run of its own, so a 1–2 µs difference straddles the 25% tolerance",
+                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model draws from the pre-empting delays a probe measured in a run of its own just before the case's run, so a 1–2 µs difference straddles the 25% tolerance",
             ),
             tasks: vec![
                 CaseTask::rt("fifo-3/7", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),

@@ -22,10 +22,14 @@ use anyhow::{bail, Result};
 use cases::Case;
 use judge::{CaseJudgement, Tolerances};
 use measure::{CaseRun, RunPlan};
+use replay::Model;
 use schedlab_report::section::{DataFile, Section, Status};
 use serde_json::json;
 
 const MS: u64 = 1_000_000;
+/// How long each kind of the wake-up probe run before every live run lasts (about 190 timer
+/// wake-ups per kind, enough for 16 quantiles).
+const RUN_PROBE_SPAN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -49,10 +53,12 @@ impl Params {
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
-    /// slice probe), every run, plus a second each to start, import and replay.
+    /// slice probe; six of 1 s, each with its start, before every run), every run, plus a second
+    /// each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
-        17.0 + (n * self.repeats) as f64 * (self.duration_ns as f64 / 1e9 + 1.0)
+        let probe = 6.0 * (RUN_PROBE_SPAN.as_secs_f64() + 0.3);
+        17.0 + (n * self.repeats) as f64 * (probe + self.duration_ns as f64 / 1e9 + 1.0)
     }
 
     /// The cases asked for, in suite order; an unknown name is an error that lists the known.
@@ -131,6 +137,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     models[0].spec.push_str(dz.spec_suffix());
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
+    let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
     'cases: for case in &chosen {
         for repeat in 0..params.repeats {
             if schedlab_os::signals::stop_requested() {
@@ -138,8 +145,14 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
                 break 'cases;
             }
             let what = format!("{} (repeat {} of {})", case.name, repeat + 1, params.repeats);
+            ctx.progress.update(runs.len() as f64 / total as f64, &format!("probing the wake-up path before {what}"));
+            // The wake-up path's cost drifts with the VM's load within minutes: each run is
+            // replayed with the delays of a probe run just before it.
+            let near = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], RUN_PROBE_SPAN)?;
+            let run_models: Vec<Model> = models.iter().cloned().map(|m| m.with_wake_delays(near.delays())).collect();
+            near_probes.push((case.name, repeat, near));
             ctx.progress.update(runs.len() as f64 / total as f64, &what);
-            runs.push(measure::run_case(case, repeat, &plan, &models, &exe, &|_| {})?);
+            runs.push(measure::run_case(case, repeat, &plan, &run_models, &exe, &|_| {})?);
         }
     }
     let tol = Tolerances::default();
@@ -177,6 +190,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         s.tables.push(t);
     }
     s.tables.push(tables::trace_table(&runs));
+    if !near_probes.is_empty() {
+        s.tables.push(probe::per_run::table(&near_probes));
+    }
     let kept = runs.iter().flat_map(|r| r.models.iter().map(move |m| (r.case.as_str(), r.repeat, &m.signals[..])));
     if let Some(t) = signals::table(kept.filter(|(_, _, s)| !s.is_empty())) {
         s.tables.push(t);
@@ -184,7 +200,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
          scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
-         Machine: {}; {autogroup_said}. {} {} {}",
+         Machine: {}; {autogroup_said}. {} {} {} {}",
         chosen.len(),
         params.repeats,
         params.duration_ns as f64 / 1e9,
@@ -195,6 +211,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         ctx.machine.sentence(),
         probe.sentence(),
         wake.sentence(),
+        probe::per_run::sentence(&near_probes),
         dz.sentence()
     );
     s.parameters = json!({
@@ -206,6 +223,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,
+        "wake_probes_per_run": near_probes.iter().map(|(c, r, w)| json!({"case": c, "repeat": r, "probe": w})).collect::<Vec<_>>(),
         "delay_zero_probe": dz,
         "autogroup": autogroup_said,
     });

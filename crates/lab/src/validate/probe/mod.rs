@@ -6,9 +6,11 @@
 //! (4 ms at HZ=250); ended exactly, one base slice (1.4 ms on two CPUs). A program that makes
 //! system calls while it computes has its slice ended at the first one after expiry whatever
 //! this says (each runs `update_curr()`). This is a calibration of the model's structure,
-//! measured apart from the cases it is judged on. The wake-up path's costs are [`wake`]'s.
+//! measured apart from the cases it is judged on. The wake-up path's costs are [`wake`]'s, measured
+//! again before every live run of a case ([`per_run`]).
 
 pub mod delay_zero;
+pub mod per_run;
 pub mod wake;
 
 use crate::trace::live::{self, LiveTask};

@@ -1,0 +1,104 @@
+//! The wake-up probe run just before each live run of a case ([`super::wake`]): the cost of the
+//! wake-up path drifts as the VM's host gets busier or quieter (an RT pre-emption took 8 µs in
+//! one probe and 22 µs in another minutes later), so each run is replayed with the delays
+//! measured next to it. Their medians per run, as a table and as one sentence of ranges.
+
+use super::wake::{Delay, WakeProbe};
+use schedlab_report::section::Table;
+
+fn us(d: &Delay) -> String {
+    format!("{:.1}", d.p50_ns as f64 / 1e3)
+}
+
+/// The kinds a probe measures, with the column each goes in.
+fn kinds(w: &WakeProbe) -> [(&'static str, Option<&Delay>); 6] {
+    [
+        ("idle µs", Some(&w.idle)),
+        ("pre-empting µs", Some(&w.preempt)),
+        ("RT pre-empting µs", Some(&w.preempt_rt)),
+        ("task pre-empting µs", Some(&w.task_preempt)),
+        ("remote idle µs", w.remote_idle.as_ref()),
+        ("remote pre-empting µs", w.remote_preempt.as_ref()),
+    ]
+}
+
+/// A probe and the run it was made for: the case and the repeat (from 0).
+pub type Probed<'a> = (&'a str, usize, WakeProbe);
+
+/// One row per run: the median latency of each kind of wake-up its probe measured.
+pub fn table(probes: &[Probed]) -> Table {
+    let mut columns = vec!["case", "repeat"];
+    if let Some((_, _, first)) = probes.first() {
+        columns.extend(kinds(first).iter().map(|(c, _)| *c));
+    }
+    let mut t = Table::new("The wake-up probe before each run: median latency (waking to switch-in)", &columns);
+    for (case, repeat, w) in probes {
+        let mut row = vec![case.to_string(), (repeat + 1).to_string()];
+        row.extend(kinds(w).iter().map(|(_, d)| d.map_or_else(|| "–".to_string(), us)));
+        t.row(row);
+    }
+    t.with_note(
+        "Each kind ran 1 s just before the run; the run's replays draw every wake-up's delay from \
+         that run's spread (16 quantiles). idle: a timer wake-up onto an idle CPU; pre-empting: one that pre-empts \
+         a hog (RT: the sleeper at SCHED_FIFO); task pre-empting: a pipe wake-up that pre-empts its waker; remote: \
+         from a task on the other CPU.",
+    )
+}
+
+/// "… RT pre-empting 8.0–9.1 µs, …": the spread of the per-run probes, one kind after another.
+pub fn sentence(probes: &[Probed]) -> String {
+    let Some((_, _, first)) = probes.first() else { return String::new() };
+    let ranges: Vec<String> = (0..kinds(first).len())
+        .filter_map(|k| {
+            let p50s: Vec<f64> =
+                probes.iter().filter_map(|(_, _, w)| kinds(w)[k].1.map(|d| d.p50_ns as f64 / 1e3)).collect();
+            let lo = p50s.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = p50s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let name = kinds(first)[k].0.trim_end_matches(" µs");
+            (!p50s.is_empty()).then(|| format!("{name} {lo:.1}–{hi:.1} µs"))
+        })
+        .collect();
+    format!(
+        "Each live run's replays use a probe of their own, run just before it (the table \"The wake-up probe \
+         before each run\"); their medians ranged: {}.",
+        ranges.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_sim::engine::WakeDelay;
+
+    fn delay(p50_ns: u64) -> Delay {
+        Delay { cpu: 1, samples: 100, p50_ns, spread: WakeDelay::default() }
+    }
+
+    fn probe(rt_ns: u64, remote: bool) -> WakeProbe {
+        WakeProbe {
+            idle: delay(20_000),
+            preempt: delay(8_000),
+            preempt_rt: delay(rt_ns),
+            task_preempt: delay(2_000),
+            remote_idle: remote.then(|| delay(25_000)),
+            remote_preempt: remote.then(|| delay(12_000)),
+        }
+    }
+
+    #[test]
+    fn each_run_gets_a_row_and_the_sentence_gives_each_kinds_range() {
+        let probes = vec![("a", 0, probe(8_000, true)), ("a", 1, probe(18_000, true))];
+        let t = table(&probes);
+        assert_eq!(t.columns.len(), 8);
+        assert_eq!(t.rows[1], ["a", "2", "20.0", "8.0", "18.0", "2.0", "25.0", "12.0"]);
+        let s = sentence(&probes);
+        assert!(s.contains("RT pre-empting 8.0–18.0 µs") && s.contains("idle 20.0–20.0 µs"), "{s}");
+    }
+
+    #[test]
+    fn a_one_cpu_host_has_no_remote_kinds() {
+        let probes = vec![("a", 0, probe(8_000, false))];
+        assert_eq!(table(&probes).rows[0][6], "–");
+        assert!(!sentence(&probes).contains("remote"));
+    }
+}
