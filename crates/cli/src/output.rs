@@ -111,7 +111,7 @@ pub fn tables_as_csv<'a>(tables: impl IntoIterator<Item = &'a schedlab_report::s
             out.push('\n');
         }
         out.push_str(&format!("# {}\n", t.title));
-        out.push_str(&schedlab_report::tidy::tidy(&t.columns, &t.rows).to_csv());
+        out.push_str(&t.tidy().to_csv());
     }
     out
 }
@@ -120,7 +120,7 @@ pub fn tables_as_csv<'a>(tables: impl IntoIterator<Item = &'a schedlab_report::s
 fn tables_as_jsonl(s: &Section) -> Result<String> {
     let mut out = String::new();
     for t in &s.tables {
-        let tidy = schedlab_report::tidy::tidy(&t.columns, &t.rows);
+        let tidy = t.tidy();
         for r in &tidy.rows {
             let mut obj = serde_json::Map::new();
             obj.insert("table".into(), Value::String(t.title.clone()));

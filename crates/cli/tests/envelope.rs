@@ -72,9 +72,11 @@ fn every_experiment_writes_the_same_envelope() {
 }
 
 /// Python's csv module (no pandas) reads every CSV the run wrote. Headers are snake_case. The
-/// label columns lead — the rows' headers, pandas' `index_col` — and every cell after them parses
-/// as a number or is empty: a column of values loads as numbers. No label is a number in disguise
-/// (`30.000*`, `84%`, `err 0.1 pp ✓`, `1018 / 846`), a mark (`✓`) or a remark (`_note`).
+/// leading columns of words are the rows' headers (pandas' `index_col`: a table's declared keys,
+/// or labels printed first), and every cell after them parses as a number or is empty — a column
+/// of words anywhere else (a remark, a unit, a verdict written out) fails, since the tidy form
+/// moves only declared keys. No row header is a number in disguise (`30.000*`, `84%`,
+/// `err 0.1 pp ✓`, `1018 / 846`), a mark, a verdict or a remark.
 fn every_csv_is_tidy(runs: &Path) {
     const CHECK: &str = r#"
 import csv, glob, re, sys
@@ -107,8 +109,8 @@ for path in glob.glob(sys.argv[1] + "/**/*.csv", recursive=True):
                 numeric += 1
             continue
         labels += 1
-        if h.endswith(("_note", "_mark")):
-            bad.append(f"{path}: column {h!r} is a remark, not a row header: {cells[:3]}")
+        if h == "note" or h.endswith(("_note", "_mark", "_unit", "_met", "_inconclusive", "_supported", "_starred")):
+            bad.append(f"{path}: column {h!r} is a remark or a value's part, not a row header: {cells[:3]}")
         # A label must not be a number in disguise: `30.000*`, `84%`, `8.3 [8.2–8.3]`, `104 ± 12`,
         # a measure with its unit or mark (`err 0.1 pp ✓`, `cv 0.27%`, `45% ✗`), a pair
         # (`1018 / 846`), a mark, a verdict or a truth value.

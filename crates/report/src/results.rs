@@ -77,7 +77,7 @@ impl RunDir {
         let doc = envelope(section, prov, &now_utc());
         dir.write_text("results.json", &serde_json::to_string_pretty(&doc)?)?;
         for (i, t) in section.tables.iter().enumerate() {
-            dir.write_csv(&format!("table{}.csv", i + 1), &t.columns, &t.rows)?;
+            dir.write_text(&format!("table{}.csv", i + 1), &t.tidy().to_csv())?;
         }
         for f in &section.figures {
             dir.write_text(&f.file, &f.svg)?;

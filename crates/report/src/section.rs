@@ -13,6 +13,10 @@ pub struct Table {
     /// Optional note printed under the table (units, where the published numbers come from).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// The columns that name a row (policy, case, repeat), first in its tidy form
+    /// ([`crate::tidy::tidy_keyed`]); empty: the columns stay as printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
 }
 
 impl Table {
@@ -32,6 +36,25 @@ impl Table {
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.note = note.into();
         self
+    }
+
+    /// Name the columns that name a row, in the order they lead the tidy form: words before
+    /// numbers (`case`, `task`, then `repeat`), so the leading text columns are the labels and
+    /// every column after them holds numbers. Panics in debug builds on a name that is no
+    /// column: a programming error.
+    pub fn keyed(mut self, keys: &[&str]) -> Self {
+        debug_assert!(
+            keys.iter().all(|k| self.columns.iter().any(|c| c == k)),
+            "keys {keys:?} of table {}",
+            self.title
+        );
+        self.keys = keys.iter().map(|k| k.to_string()).collect();
+        self
+    }
+
+    /// The table as tidy data ([`crate::tidy`]).
+    pub fn tidy(&self) -> crate::tidy::TidyTable {
+        crate::tidy::tidy_keyed(&self.columns, &self.rows, &self.keys)
     }
 }
 

@@ -11,24 +11,28 @@
 //!   (`81 (45% ✗)`) into the value and a `_note` text column; one column may mix these.
 //! - A remark that is a measure (`err 45%`, `cv 0.27%`, `0.1 pp`), optionally with a mark
 //!   (`✓`, `✗`, `~`), becomes a number column named by its words and unit (`status_err_pct`,
-//!   `live_wrr_cv_pct`) and a `_mark` column; other remarks stay words in a `_note` column.
+//!   `live_wrr_cv_pct`) and the mark's columns (below); other remarks stay words in a `_note`
+//!   column.
 //! - A column of pairs (`load live / model`: `1018 / 846`) splits into one column per side
 //!   (`load_live`, `load_model`).
 //! - A starred label (`cfs *`) loses its star to a `_starred` column of 1 and 0; a column of
 //!   yes/no or true/false becomes 1 and 0.
-//! - A verdict (`met`, `missed`, `inconclusive`) or its mark (`✓`, `✗`, `~`) becomes a `_met`
-//!   column: 1 met, 0 missed, empty where there is no verdict (inconclusive, not judged).
+//! - A verdict (`met`, `missed`, `inconclusive`) or its mark (`✓`, `✗`, `~`, `?`) becomes two
+//!   columns: `_met` (1 met, 0 missed) and `_inconclusive` (1 inconclusive, 0 decided), both
+//!   empty where there is no verdict (`not judged`, a live row); a `*` mark a `_starred` column.
 //! - `not supported` in place of a number leaves the cell empty and says so in a `_supported`
 //!   column (1 where a number is there, 0 where it is not supported), so an unsupported counter
 //!   never reads as zero.
 //! - A column whose cells are partly numbers and partly other words keeps the numbers and moves
 //!   the words to a `_note` column.
-//! - The label columns come first: they are the rows' headers (pandas' `index_col`), the values
-//!   follow. A first column that leaves a repeated label out (a task's name on its first row
-//!   only) gets the label on every row, so each row is named in full.
+//! - The table's key columns ([`crate::section::Table::keyed`]: those that name a row, such as
+//!   policy, case, repeat) come first, in the order given: they are the rows' headers (pandas'
+//!   `index_col`). A key that leaves a repeated label out (a task's name on its first row only)
+//!   gets it on every row, so each row is named in full. Every other column keeps its place.
 //!
-//! So every column of a tidy table is either numbers (or empty) or labels, never both, no
-//! number hides in a label, and after the leading labels every cell is a number or empty.
+//! So every column of a tidy table is either numbers (or empty) or labels, never both, and no
+//! number hides in a label. A table whose labels all lead (declared keys, or labels printed
+//! first) has only numbers and empty cells after them.
 
 /// A table in tidy form: headers and rows of cells, numbers written plainly.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -219,19 +223,27 @@ fn value_parts(c: &str) -> Option<Parts> {
     Some(Parts { lo: Some(num(&lo)?.0), hi: Some(num(&hi)?.0), ..Parts::default() })
 }
 
-/// The tidy form of a printed table. Each column becomes its values (named with their unit),
-/// then `_lo`/`_hi` if any cell had an interval or range, `_pm` if any had a ± error, and
-/// `_note` if any had a remark or words instead of a number; a column of words only stays text.
+/// The tidy form of a printed table without keys: see [`tidy_keyed`].
 pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
+    tidy_keyed(columns, rows, &[])
+}
+
+/// The tidy form of a printed table whose columns named in `keys` name its rows. Each column
+/// becomes its values (named with their unit, `_unit` if they differ), then `_lo`/`_hi` if any
+/// cell had an interval or range, `_pm` if any had a ± error, a measured remark's column, the
+/// mark's `_met`/`_inconclusive` or `_starred`, `_note` if any had other words beside a number,
+/// and `_supported` if any said `not supported`; a column of words only stays text. The key
+/// columns then move to the front.
+pub fn tidy_keyed(columns: &[String], rows: &[Vec<String>], keys: &[String]) -> TidyTable {
     let mut out_cols: Vec<String> = Vec::new();
     let mut out_rows: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
-    let first = filled_down(rows);
+    // Where each printed column's tidy columns begin.
+    let mut starts: Vec<usize> = Vec::with_capacity(columns.len() + 1);
     for (j, header) in columns.iter().enumerate() {
-        let cells: Vec<&str> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| if j == 0 { first[i].as_str() } else { r.get(j).map_or("", String::as_str) })
-            .collect();
+        starts.push(out_cols.len());
+        let printed: Vec<String> = rows.iter().map(|r| r.get(j).cloned().unwrap_or_default()).collect();
+        let printed = if keys.contains(header) { filled_down(printed) } else { printed };
+        let cells: Vec<&str> = printed.iter().map(String::as_str).collect();
         let name = snake(header);
         let pairs: Vec<Option<(String, String)>> = cells.iter().map(|c| pair(c)).collect();
         let all_pairs = cells.iter().zip(&pairs).all(|(c, p)| p.is_some() || is_empty_mark(c));
@@ -266,10 +278,13 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         }
         let verdict = |p: &Parts| p.note.as_deref().and_then(verdict_word);
         if !numeric && !present.is_empty() && present.iter().all(|p| verdict(p).is_some()) {
-            push(format!("{name}_met"), &|p| verdict(p).flatten().map(str::to_string));
+            push(format!("{name}_met"), &|p| verdict(p).and_then(|v| v.met()).map(str::to_string));
+            push(format!("{name}_inconclusive"), &|p| verdict(p).and_then(|v| v.inconclusive()).map(str::to_string));
             continue;
         }
-        if !numeric && !present.is_empty() {
+        // A column of marks alone (`✓`, `none ✗`) is verdicts, not labels.
+        let marks_only = present.iter().all(|p| p.measure.as_ref().is_some_and(|m| m.name.is_none()));
+        if !numeric && !present.is_empty() && !marks_only {
             // A starred label (`cfs *`, the table's note says what the star marks): the label, and
             // 1 or 0 in a `_starred` column.
             let starred = |p: &Parts| p.note.as_deref().and_then(|n| n.strip_suffix(" *")).map(str::to_string);
@@ -304,10 +319,12 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
         if let Some(m) = &one_name {
             push(format!("{name}_{m}"), &|p| measured(p).and_then(|m| m.value));
         }
-        let mark = |p: &Parts| measured(p).and_then(|m| m.mark);
-        if present.iter().any(|p| mark(p).is_some_and(|m| m != "*")) {
-            push(format!("{name}_met"), &|p| mark(p).and_then(|m| met(&m)).map(str::to_string));
+        let mark = |p: &Parts| measured(p).and_then(|m| m.mark).and_then(|m| verdict_mark(&m));
+        if present.iter().any(|p| mark(p).is_some()) {
+            push(format!("{name}_met"), &|p| mark(p).and_then(|v| v.met()).map(str::to_string));
+            push(format!("{name}_inconclusive"), &|p| mark(p).and_then(|v| v.inconclusive()).map(str::to_string));
         }
+        let mark = |p: &Parts| measured(p).and_then(|m| m.mark);
         if present.iter().any(|p| mark(p).is_some_and(|m| m == "*")) {
             push(format!("{name}_starred"), &|p| Some(if mark(p).as_deref() == Some("*") { "1" } else { "0" }.into()));
         }
@@ -315,22 +332,39 @@ pub fn tidy(columns: &[String], rows: &[Vec<String>]) -> TidyTable {
             push(format!("{name}_note"), &|p| p.note.clone().filter(|_| measured(p).is_none()));
         }
         if unsupported.iter().any(|u| *u) {
-            push_supported(&mut out_cols, &mut out_rows, &name, &cells, &unsupported);
+            // 1 where a number was read, 0 where the cell said it is not supported.
+            push(format!("{name}_supported"), &|p| Some(if p.value.is_some() { "1" } else { "" }.to_string()));
+            for (r, u) in out_rows.iter_mut().zip(&unsupported) {
+                if *u {
+                    if let Some(last) = r.last_mut() {
+                        *last = "0".into();
+                    }
+                }
+            }
         }
     }
-    labels_first(TidyTable { columns: unique(out_cols), rows: out_rows })
+    starts.push(out_cols.len());
+    let key_first: Vec<usize> = keys.iter().filter_map(|k| columns.iter().position(|c| c == k)).collect();
+    let order: Vec<usize> = key_first
+        .iter()
+        .chain((0..columns.len()).filter(|j| !key_first.contains(j)).collect::<Vec<_>>().iter())
+        .flat_map(|&j| starts[j]..starts[j + 1])
+        .collect();
+    TidyTable {
+        columns: unique(order.iter().map(|&k| out_cols[k].clone()).collect()),
+        rows: out_rows.iter().map(|r| order.iter().map(|&k| r[k].clone()).collect()).collect(),
+    }
 }
 
-/// The first column with a left-out repeated label filled in: a label column (no cell a number)
+/// A key column with a left-out repeated label filled in: a column of labels (no cell a number)
 /// whose blank cells follow a label.
-fn filled_down(rows: &[Vec<String>]) -> Vec<String> {
-    let first: Vec<String> = rows.iter().map(|r| r.first().cloned().unwrap_or_default()).collect();
-    let labels = first.iter().all(|c| c.trim().is_empty() || number(c).is_none() && !is_empty_mark(c));
-    if !labels || first.first().is_none_or(|c| c.trim().is_empty()) {
-        return first;
+fn filled_down(cells: Vec<String>) -> Vec<String> {
+    let labels = cells.iter().all(|c| c.trim().is_empty() || number(c).is_none() && !is_empty_mark(c));
+    if !labels || cells.first().is_none_or(|c| c.trim().is_empty()) {
+        return cells;
     }
     let mut last = String::new();
-    first
+    cells
         .into_iter()
         .map(|c| {
             if !c.trim().is_empty() {
@@ -341,52 +375,54 @@ fn filled_down(rows: &[Vec<String>]) -> Vec<String> {
         .collect()
 }
 
-/// A verdict mark as a `_met` cell: `✓` 1, `✗` 0, `~` and `?` no verdict.
-fn met(mark: &str) -> Option<&'static str> {
+/// A verdict, from a word or a mark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Verdict {
+    Met,
+    Missed,
+    Inconclusive,
+    /// A verdict word that says there is none (`not judged`).
+    None,
+}
+
+impl Verdict {
+    /// The `_met` cell: 1, 0, or empty without a decision.
+    fn met(self) -> Option<&'static str> {
+        match self {
+            Verdict::Met => Some("1"),
+            Verdict::Missed => Some("0"),
+            Verdict::Inconclusive | Verdict::None => None,
+        }
+    }
+
+    /// The `_inconclusive` cell: 1, 0, or empty without a verdict.
+    fn inconclusive(self) -> Option<&'static str> {
+        match self {
+            Verdict::Inconclusive => Some("1"),
+            Verdict::Met | Verdict::Missed => Some("0"),
+            Verdict::None => None,
+        }
+    }
+}
+
+/// `✓` met, `✗` missed, `~` and `?` inconclusive; None for another mark (`*`).
+fn verdict_mark(mark: &str) -> Option<Verdict> {
     match mark {
-        "✓" => Some("1"),
-        "✗" => Some("0"),
+        "✓" => Some(Verdict::Met),
+        "✗" => Some(Verdict::Missed),
+        "~" | "?" => Some(Verdict::Inconclusive),
         _ => None,
     }
 }
 
-/// A verdict word as a `_met` cell (`Some(None)`: a verdict word meaning no verdict); None for
-/// other words.
-fn verdict_word(word: &str) -> Option<Option<&'static str>> {
+/// A verdict word; None for other words.
+fn verdict_word(word: &str) -> Option<Verdict> {
     match word.trim().to_ascii_lowercase().as_str() {
-        "met" => Some(Some("1")),
-        "missed" => Some(Some("0")),
-        "inconclusive" | "not judged" => Some(None),
+        "met" => Some(Verdict::Met),
+        "missed" => Some(Verdict::Missed),
+        "inconclusive" => Some(Verdict::Inconclusive),
+        "not judged" => Some(Verdict::None),
         _ => None,
-    }
-}
-
-/// `_supported`: 1 where the column has a value, 0 where it said `not supported`.
-fn push_supported(cols: &mut Vec<String>, rows: &mut [Vec<String>], name: &str, cells: &[&str], unsupported: &[bool]) {
-    cols.push(format!("{name}_supported"));
-    for ((r, c), u) in rows.iter_mut().zip(cells).zip(unsupported) {
-        r.push(
-            if *u {
-                "0"
-            } else if is_empty_mark(c) {
-                ""
-            } else {
-                "1"
-            }
-            .into(),
-        );
-    }
-}
-
-/// The label columns (any cell not a number) moved before the value columns, each side in its
-/// order.
-fn labels_first(t: TidyTable) -> TidyTable {
-    let is_label = |j: usize| t.rows.iter().any(|r| !r[j].is_empty() && r[j].parse::<f64>().is_err());
-    let (labels, values): (Vec<usize>, Vec<usize>) = (0..t.columns.len()).partition(|&j| is_label(j));
-    let order: Vec<usize> = labels.into_iter().chain(values).collect();
-    TidyTable {
-        columns: order.iter().map(|&j| t.columns[j].clone()).collect(),
-        rows: t.rows.iter().map(|r| order.iter().map(|&j| r[j].clone()).collect()).collect(),
     }
 }
 
@@ -440,7 +476,6 @@ mod tests {
             x.columns,
             [
                 "policy",
-                "status_note",
                 "avg_waiting_ms",
                 "share_pct",
                 "speed",
@@ -451,15 +486,17 @@ mod tests {
                 "status",
                 "status_remark_pct",
                 "status_met",
+                "status_inconclusive",
+                "status_note",
                 "spread",
                 "spread_pm"
             ]
         );
         assert_eq!(
             x.rows[0],
-            ["rr", "", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45", "0", "104", "12.02"]
+            ["rr", "30", "84", "1234", "8.3", "8.2", "8.3", "0.65", "81", "45", "0", "0", "", "104", "12.02"]
         );
-        assert_eq!(x.rows[1], ["fcfs", "not run", "", "16", "", "9", "8", "10", "2", "", "", "", "3", "1"]);
+        assert_eq!(x.rows[1], ["fcfs", "", "16", "", "9", "8", "10", "2", "", "", "", "", "not run", "3", "1"]);
     }
 
     #[test]
@@ -472,27 +509,37 @@ mod tests {
         );
         assert_eq!(
             x.columns,
-            ["cpu_share_pct", "cpu_share_pct_lo", "cpu_share_pct_hi", "cpu_share_pct_err_pp", "cpu_share_pct_met"]
+            [
+                "cpu_share_pct",
+                "cpu_share_pct_lo",
+                "cpu_share_pct_hi",
+                "cpu_share_pct_err_pp",
+                "cpu_share_pct_met",
+                "cpu_share_pct_inconclusive"
+            ]
         );
-        assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", "", ""]);
-        assert_eq!(x.rows[1], ["26.4", "", "", "0.1", "1"]);
-        assert_eq!(x.rows[2], ["", "", "", "", ""]);
-        assert_eq!(x.rows[3], ["", "", "", "", "0"]);
-        // Inconclusive: no verdict, an empty cell.
-        assert_eq!(x.rows[4], ["26", "", "", "0.5", ""]);
+        assert_eq!(x.rows[0], ["26.5", "26.4", "26.6", "", "", ""]);
+        assert_eq!(x.rows[1], ["26.4", "", "", "0.1", "1", "0"]);
+        assert_eq!(x.rows[2], ["", "", "", "", "", ""]);
+        assert_eq!(x.rows[3], ["", "", "", "", "0", "0"]);
+        // Inconclusive: no decision, said so.
+        assert_eq!(x.rows[4], ["26", "", "", "0.5", "", "1"]);
+        // A column of marks alone is verdicts too, not labels.
+        let y = t(&["fit"], &[&["✓"], &["none ✗"], &["?"]]);
+        assert_eq!(y.columns, ["fit_met", "fit_inconclusive"]);
+        assert_eq!(y.rows, [["1", "0"], ["0", "0"], ["", "1"]]);
     }
 
     #[test]
     fn measured_remarks_become_numbers_and_other_remarks_stay_words() {
         let x = t(&["live WRR"], &[&["0.25 (cv 0.27%)"], &["0.5 (cv 1.02%)"], &["0.1 (two runs)"]]);
-        // Words are labels: they lead.
-        assert_eq!(x.columns, ["live_wrr_note", "live_wrr", "live_wrr_cv_pct"]);
-        assert_eq!(x.rows[0], ["", "0.25", "0.27"]);
-        assert_eq!(x.rows[2], ["two runs", "0.1", ""]);
+        assert_eq!(x.columns, ["live_wrr", "live_wrr_cv_pct", "live_wrr_note"]);
+        assert_eq!(x.rows[0], ["0.25", "0.27", ""]);
+        assert_eq!(x.rows[2], ["0.1", "", "two runs"]);
         // Measures of different names in one column stay words: no column would name them.
         let y = t(&["v"], &[&["1 (cv 2%)"], &["1 (err 3 ms)"]]);
-        assert_eq!(y.columns, ["v_note", "v"]);
-        assert_eq!(y.rows[1], ["err 3 ms", "1"]);
+        assert_eq!(y.columns, ["v", "v_note"]);
+        assert_eq!(y.rows[1], ["1", "err 3 ms"]);
         assert_eq!(measure("err 0.1 pp ✓").and_then(|m| m.name), Some("err_pp".to_string()));
         assert_eq!(measure("45 widgets"), None);
     }
@@ -502,8 +549,8 @@ mod tests {
         let x = t(&["latency"], &[&["0.024 ms"], &["1.5 ms"]]);
         assert_eq!((x.columns.clone(), x.rows[0].clone()), (vec!["latency_ms".to_string()], vec!["0.024".to_string()]));
         let y = t(&["measure", "value"], &[&["slice error", "0.120 ms"], &["stretch", "0.4%"], &["runs", "3"]]);
-        assert_eq!(y.columns, ["measure", "value_unit", "value"]);
-        assert_eq!(y.rows, [["slice error", "ms", "0.12"], ["stretch", "pct", "0.4"], ["runs", "", "3"]]);
+        assert_eq!(y.columns, ["measure", "value", "value_unit"]);
+        assert_eq!(y.rows, [["slice error", "0.12", "ms"], ["stretch", "0.4", "pct"], ["runs", "3", ""]]);
     }
 
     #[test]
@@ -519,9 +566,9 @@ mod tests {
             &["exact", "timed out", "verdict"],
             &[&["yes", "false", "met"], &["no", "True", "no"], &["–", "", "yes"]],
         );
-        // A column mixing verdicts and other words stays words, and leads.
-        assert_eq!(x.columns, ["verdict", "exact", "timed_out"]);
-        assert_eq!(x.rows, [["met", "1", "0"], ["no", "0", "1"], ["yes", "", ""]]);
+        // A column mixing verdicts and other words stays words.
+        assert_eq!(x.columns, ["exact", "timed_out", "verdict"]);
+        assert_eq!(x.rows, [["1", "0", "met"], ["0", "1", "no"], ["", "", "yes"]]);
     }
 
     #[test]
@@ -531,7 +578,7 @@ mod tests {
         assert_eq!(x.rows, [["hog", "1018", "846"], ["sleeper", "", ""]]);
         // Not every cell a pair: the column is read as it is.
         let y = t(&["a / b"], &[&["1 / 2"], &["3"]]);
-        assert_eq!(y.columns, ["a_per_b_note", "a_per_b"]);
+        assert_eq!(y.columns, ["a_per_b", "a_per_b_note"]);
     }
 
     #[test]
@@ -545,9 +592,11 @@ mod tests {
         let none = t(&["event", "d1t"], &[&["branches", "not supported"], &["cycles", "Not supported"]]);
         assert_eq!(none.columns, ["event", "d1t", "d1t_supported"]);
         assert_eq!(none.rows[1], ["cycles", "", "0"]);
-        let other = t(&["counter", "value"], &[&["cycles", "busy"], &["task-clock", "12.5"]]);
-        assert_eq!(other.columns, ["counter", "value_note", "value"]);
-        assert_eq!(other.rows[0], ["cycles", "busy", ""]);
+        // Other words beside numbers are a note; `_supported` says 1 only where a number is.
+        let other = t(&["counter", "value"], &[&["cycles", "busy"], &["task-clock", "12.5"], &["x", "not supported"]]);
+        assert_eq!(other.columns, ["counter", "value", "value_note", "value_supported"]);
+        assert_eq!(other.rows[0], ["cycles", "", "busy", ""]);
+        assert_eq!(other.rows[2], ["x", "", "", "0"]);
         let r = t(&["fold"], &[&["1.000–1.000"]]);
         assert_eq!(
             (r.columns.clone(), r.rows[0].clone()),
@@ -556,28 +605,33 @@ mod tests {
     }
 
     #[test]
-    fn verdict_words_become_met_and_a_left_out_label_is_filled_in() {
-        let x = t(
-            &["task", "run by", "share %", "verdict"],
-            &[
-                &["hog", "live", "50", "met"],
-                &["", "linux", "49", "missed"],
-                &["", "cfs", "48", "inconclusive"],
-                &["sleeper", "live", "10", "not judged"],
-            ],
-        );
-        assert_eq!(x.columns, ["task", "run_by", "share_pct", "verdict_met"]);
+    fn keys_lead_in_their_order_and_name_every_row() {
+        let cols: Vec<String> = ["share %", "task", "run by", "repeat", "verdict"].map(String::from).to_vec();
+        let rows: Vec<Vec<String>> = [
+            ["50", "hog", "live", "1", "met"],
+            ["49", "", "linux", "1", "missed"],
+            ["48", "", "cfs", "2", "inconclusive"],
+            ["10", "sleeper", "live", "1", "not judged"],
+        ]
+        .iter()
+        .map(|r| r.map(String::from).to_vec())
+        .collect();
+        let keys: Vec<String> = ["task", "run by", "repeat"].map(String::from).to_vec();
+        let x = tidy_keyed(&cols, &rows, &keys);
+        assert_eq!(x.columns, ["task", "run_by", "repeat", "share_pct", "verdict_met", "verdict_inconclusive"]);
         assert_eq!(
             x.rows,
             [
-                ["hog", "live", "50", "1"],
-                ["hog", "linux", "49", "0"],
-                ["hog", "cfs", "48", ""],
-                ["sleeper", "live", "10", ""]
+                ["hog", "live", "1", "50", "1", "0"],
+                ["hog", "linux", "1", "49", "0", "0"],
+                ["hog", "cfs", "2", "48", "", "1"],
+                ["sleeper", "live", "1", "10", "", ""]
             ]
         );
-        // Only a first column of labels is filled in: an empty number stays empty.
-        let y = t(&["n", "v"], &[&["1", "a"], &["", "b"]]);
-        assert_eq!(y.rows, [["a", "1"], ["b", ""]]);
+        // Without keys nothing moves and a blank label stays blank: a column of words after a
+        // number is where it was printed.
+        let y = tidy(&cols, &rows);
+        assert_eq!(y.columns[..3], ["share_pct", "task", "run_by"]);
+        assert_eq!(y.rows[1][1], "");
     }
 }

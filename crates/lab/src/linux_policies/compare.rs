@@ -103,7 +103,8 @@ pub fn comparison_table(cases: &[CaseResult], placement: &str) -> Table {
             "seed",
             "seed procs",
         ],
-    );
+    )
+    .keyed(&["policy", "workload", "procs"]);
     for c in cases {
         let s = seed_case(c.policy, c.workload, c.procs);
         let or_dash = |f: fn(&SeedCase) -> String| s.as_ref().map_or("—".to_string(), f);
@@ -134,7 +135,8 @@ pub fn timing_table(cases: &[CaseResult], placement: &str) -> Table {
     let mut t = Table::new(
         "Wall time, turnaround (release → reap) and throughput",
         &["procs", "policy", "workload", "wall s", "p50 ms", "p95 ms", "max ms", "procs/s", "done", "killed"],
-    );
+    )
+    .keyed(&["policy", "workload", "procs"]);
     for c in cases {
         t.row(vec![
             c.procs.to_string(),

@@ -86,7 +86,8 @@ pub fn predictions(_params: &Params, cases: &[CaseResult]) -> Predictions {
             "pred mean ms",
             "pred invol/task",
         ],
-    );
+    )
+    .keyed(&["policy", "model", "procs"]);
     let mut docs = Vec::new();
     for c in cases.iter().filter(|c| c.workload == WorkloadKind::Cpu && !c.timed_out && !c.interrupted) {
         let cost_ns = (c.avg_s * 1e9) as u64;

@@ -232,7 +232,8 @@ fn paper_table(o: &SweepOutcome) -> Result<(Table, ModelPoints)> {
 
 fn costs_table(o: &SweepOutcome) -> Table {
     let mc = &o.this_machine;
-    let mut costs = Table::new("this-machine model costs (ns)", &["irq", "rx", "proto", "deliver", "poll", "source"]);
+    let mut costs = Table::new("this-machine model costs (ns)", &["irq", "rx", "proto", "deliver", "poll", "source"])
+        .keyed(&["source"]);
     costs.row(vec![
         mc.costs.irq_ns.to_string(),
         mc.costs.rx_ns.to_string(),

@@ -44,9 +44,9 @@ fn runs_csv(b: &BenchResult) -> DataFile {
                 let opt = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "not supported".into());
                 vec![
                     c.config.to_string(),
+                    c.load.to_string(),
                     c.threads.to_string(),
                     c.workers.to_string(),
-                    c.load.to_string(),
                     i.to_string(),
                     format!("{:.6}", smp.time_s),
                     opt(get(Event::ContextSwitches)),
@@ -59,9 +59,9 @@ fn runs_csv(b: &BenchResult) -> DataFile {
         .collect();
     let header = [
         "config",
+        "load",
         "threads",
         "workers",
-        "load",
         "rep",
         "time_s",
         "context_switches",

@@ -122,7 +122,8 @@ pub fn table<'a>(runs: impl Iterator<Item = (&'a str, usize, &'a [TaskSignals])>
             "util live / model",
             "CPU changes live / model",
         ],
-    );
+    )
+    .keyed(&["case", "task", "repeat"]);
     for (case, repeat, tasks) in runs {
         for s in tasks {
             t.row(vec![

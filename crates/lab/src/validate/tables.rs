@@ -21,7 +21,8 @@ pub fn summary(judgements: &[CaseJudgement], cases: &[(String, usize)]) -> Table
     let mut t = Table::new(
         "Summary: how each model predicted each case",
         &["case", "CPUs", "model", "same task", "same task any CPU", "met", "missed", "inconclusive", "verdict"],
-    );
+    )
+    .keyed(&["case", "model"]);
     for j in judgements {
         let cpus = cases.iter().find(|c| c.0 == j.case).map_or(0, |c| c.1);
         let (met, missed, inc) = j.counts();
@@ -85,7 +86,8 @@ pub fn case_table(
     let mut t = Table::new(
         format!("{} ({} repeat(s)): {what}", first.case, first.repeats),
         &["task", "run by", "CPU share %", "switches/s", "wake-up p50 µs", "wake-up p99 µs"],
-    );
+    )
+    .keyed(&["task", "run by"]);
     for (i, task) in first.tasks.iter().enumerate() {
         t.row(vec![
             task.task.clone(),
@@ -224,7 +226,8 @@ pub fn layout_table(runs: &[CaseRun], cases: &[Case]) -> Option<Table> {
     let mut t = Table::new(
         "Where the tasks ran (two-CPU cases): each task on the CPU it ran on most in the window",
         &["case", "repeat", "task", "live CPU", "linux CPU", "same layout"],
-    );
+    )
+    .keyed(&["case", "task", "repeat"]);
     for r in runs {
         let Some((live, sim)) = layouts(r, "linux") else { continue };
         let interchangeable = cases.iter().find(|c| c.name == r.case).map(Case::interchangeable).unwrap_or_default();
@@ -269,7 +272,8 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             "others' CPU %",
             "others' switch-ins/s",
         ],
-    );
+    )
+    .keyed(&["case", "repeat"]);
     for r in runs {
         t.row(vec![
             r.case.clone(),

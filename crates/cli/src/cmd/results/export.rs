@@ -4,7 +4,7 @@
 use schedlab_report::db::Run;
 use schedlab_report::leaves;
 use schedlab_report::section::Table;
-use schedlab_report::tidy::{tidy, TidyTable};
+use schedlab_report::tidy::TidyTable;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -95,7 +95,7 @@ fn titles(run: &Run) -> String {
 }
 
 fn encode(run: &Run, t: &Table, format: ExportFormat) -> anyhow::Result<Vec<u8>> {
-    let tidy_table: TidyTable = tidy(&t.columns, &t.rows);
+    let tidy_table: TidyTable = t.tidy();
     Ok(match format {
         ExportFormat::Parquet => schedlab_report::tidy_parquet::to_parquet(
             &tidy_table,

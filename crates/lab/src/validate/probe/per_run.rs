@@ -31,7 +31,8 @@ pub fn table(probes: &[Probed]) -> Table {
     if let Some((_, _, first)) = probes.first() {
         columns.extend(kinds(first).iter().map(|(c, _)| *c));
     }
-    let mut t = Table::new("The wake-up probe before each run: median latency (waking to switch-in)", &columns);
+    let mut t = Table::new("The wake-up probe before each run: median latency (waking to switch-in)", &columns)
+        .keyed(&["case", "repeat"]);
     for (case, repeat, w) in probes {
         let mut row = vec![case.to_string(), (repeat + 1).to_string()];
         row.extend(kinds(w).iter().map(|(_, d)| d.map_or_else(|| "–".to_string(), us)));
