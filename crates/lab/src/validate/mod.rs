@@ -57,7 +57,9 @@ impl Params {
     /// each to start, import and replay.
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
-        let probe = 6.0 * (RUN_PROBE_SPAN.as_secs_f64() + 0.3);
+        // Six kinds of wake-up on two CPUs, four on one.
+        let kinds = if cpus >= 2 { 6.0 } else { 4.0 };
+        let probe = kinds * (RUN_PROBE_SPAN.as_secs_f64() + 0.3);
         17.0 + (n * self.repeats) as f64 * (probe + self.duration_ns as f64 / 1e9 + 1.0)
     }
 
@@ -138,6 +140,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
     let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
+    let mut probe_failures: Vec<String> = Vec::new();
     'cases: for case in &chosen {
         for repeat in 0..params.repeats {
             if schedlab_os::signals::stop_requested() {
@@ -148,7 +151,12 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             ctx.progress.update(runs.len() as f64 / total as f64, &format!("probing the wake-up path before {what}"));
             // The wake-up path's cost drifts with the VM's load within minutes: each run is
             // replayed with the delays of a probe run just before it.
-            let near = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], RUN_PROBE_SPAN)?;
+            let near = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], RUN_PROBE_SPAN);
+            // A probe that saw too few wake-ups costs the run its own calibration, not the run.
+            let near = near.unwrap_or_else(|e| {
+                probe_failures.push(format!("{what}: {e:#}; its replays used the probe before the cases"));
+                wake.clone()
+            });
             let run_models: Vec<Model> = models.iter().cloned().map(|m| m.with_wake_delays(near.delays())).collect();
             near_probes.push((case.name, repeat, near));
             ctx.progress.update(runs.len() as f64 / total as f64, &what);
@@ -191,7 +199,13 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     }
     s.tables.push(tables::trace_table(&runs));
     if !near_probes.is_empty() {
-        s.tables.push(probe::per_run::table(&near_probes));
+        let t = probe::per_run::table(&near_probes);
+        let note = if probe_failures.is_empty() {
+            t.note.clone()
+        } else {
+            format!("{} Probes that failed: {}.", t.note, probe_failures.join("; "))
+        };
+        s.tables.push(t.with_note(note));
     }
     let kept = runs.iter().flat_map(|r| r.models.iter().map(move |m| (r.case.as_str(), r.repeat, &m.signals[..])));
     if let Some(t) = signals::table(kept.filter(|(_, _, s)| !s.is_empty())) {
@@ -219,10 +233,12 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
         "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick, "wake_delays_ns": m.wake})).collect::<Vec<_>>(),
+        // Each run's wake-up delays are its probe's, in `wake_probes_per_run`.
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,
+        "wake_probe_failures": probe_failures,
         "wake_probes_per_run": near_probes.iter().map(|(c, r, w)| json!({"case": c, "repeat": r, "probe": w})).collect::<Vec<_>>(),
         "delay_zero_probe": dz,
         "autogroup": autogroup_said,

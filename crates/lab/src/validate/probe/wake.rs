@@ -83,8 +83,9 @@ impl WakeProbe {
         };
         format!(
             "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts ({} for a SCHED_FIFO \
-             task); a task's wake-up of a task that pre-empts it takes {}{remote} (medians); every model draws each \
-             wake-up's delay from these latencies' spread, 16 quantiles per kind (a calibration).",
+             task); a task's wake-up of a task that pre-empts it takes {}{remote} (medians), in a probe before the \
+             cases whose spreads, 16 quantiles per kind, the DELAY_ZERO probe's replays draw each wake-up's delay from \
+             (a calibration).",
             us(&self.idle),
             us(&self.preempt),
             us(&self.preempt_rt),
