@@ -5,7 +5,8 @@
 //! policy holds that task back on purpose (`Policy::throttled`: a deadline task out of runtime);
 //! and the host keeps the policy call protocol (see `protocol`). Some tasks wait for wake-ups
 //! from others (given partway through their bursts): a burst after such a wait starts no earlier
-//! than the wake-up that ends it.
+//! than the wake-up that ends it. Some are forked by an earlier task: they arrive where their
+//! parent reaches the fork, never before, and the fork ends none of their waits.
 
 mod protocol;
 
@@ -136,6 +137,35 @@ fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
     }
 }
 
+/// Let some single-job tasks be forked by an earlier single-job task (so no fork cycle), at a
+/// random point of the parent's bursts no later than any other wake-up it gives the child: the
+/// parent's first wake-up naming the child is its fork.
+fn add_forks(tasks: &mut [TaskSpec], seed: u64) {
+    let mut x = seed.rotate_left(29) | 1;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n.max(1)
+    };
+    for i in 1..tasks.len() {
+        let parents: Vec<usize> = (0..i).filter(|&j| tasks[j].jobs == 1 && tasks[j].period.is_none()).collect();
+        let forkable = tasks[i].jobs == 1 && tasks[i].period.is_none() && tasks[i].job_phases.is_empty();
+        if !forkable || parents.is_empty() || next(3) != 0 {
+            continue;
+        }
+        let j = parents[next(parents.len() as u64) as usize];
+        let burst = next(tasks[j].bursts.len().div_ceil(2) as u64) as usize;
+        let at = next(tasks[j].bursts[2 * burst] + 1);
+        let earliest = tasks[j].wakes.iter().filter(|w| w.task == i).map(|w| (w.burst, w.at)).min();
+        let (burst, at) = earliest.map_or((burst, at), |e| e.min((burst, at)));
+        // Before any wake-up at the same point: the first entry naming the child is the fork.
+        let pos = tasks[j].wakes.iter().position(|w| (w.burst, w.at) >= (burst, at)).unwrap_or(tasks[j].wakes.len());
+        tasks[j].wakes.insert(pos, WakeUp { burst, at, task: i });
+        tasks[i].forked_by = Some(j);
+    }
+}
+
 /// A workload, its CPUs, a context-switch cost and a scheduler tick (None = exact slice ends).
 fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64, Option<u64>)> {
     (1usize..4, prop::sample::select(vec![0u64, 0, 50 * US]), prop::sample::select(vec![None, None, Some(1_000 * US)]))
@@ -154,15 +184,21 @@ fn workload_strategy() -> impl Strategy<Value = (Workload, usize, u64, Option<u6
             }
             if let Some(seed) = wakes {
                 add_wakes(&mut tasks, seed);
+                add_forks(&mut tasks, seed);
             }
             (Workload { cpus: Some(cpus), tasks }, cpus, cost, tick)
         })
 }
 
-/// When each task's wake-ups came, in order: the time its waker had run `at` into the burst.
-fn wake_times(w: &Workload, r: &SimResult) -> Result<HashMap<usize, Vec<u64>>, String> {
+/// When each task's wake-ups came, in order: the time its waker had run `at` into the burst;
+/// and when each forked task was forked (its parent's first wake-up naming it, apart).
+type WakeTimes = (HashMap<usize, Vec<u64>>, HashMap<usize, u64>);
+
+fn wake_times(w: &Workload, r: &SimResult) -> Result<WakeTimes, String> {
     let mut out: HashMap<usize, Vec<u64>> = HashMap::new();
+    let mut forks: HashMap<usize, u64> = HashMap::new();
     for (i, t) in w.tasks.iter().enumerate() {
+        let mut forked: Vec<usize> = Vec::new();
         for wk in &t.wakes {
             let mut runs: Vec<(u64, u64)> = r
                 .slices
@@ -180,13 +216,18 @@ fn wake_times(w: &Workload, r: &SimResult) -> Result<HashMap<usize, Vec<u64>>, S
                 done += b - a;
             }
             let at = at.ok_or_else(|| format!("{} never reached its wake-up {wk:?}", t.name))?;
-            out.entry(wk.task).or_default().push(at);
+            if w.tasks[wk.task].forked_by == Some(i) && !forked.contains(&wk.task) {
+                forked.push(wk.task);
+                forks.insert(wk.task, at);
+            } else {
+                out.entry(wk.task).or_default().push(at);
+            }
         }
     }
     for v in out.values_mut() {
         v.sort();
     }
-    Ok(out)
+    Ok((out, forks))
 }
 
 /// Check every invariant on a finished run; Err says which and where.
@@ -203,6 +244,7 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
             return Err(format!("empty slice {s:?}"));
         }
         let release = t.arrival + s.job as u64 * t.period.unwrap_or(0);
+        let release = if t.forked_by.is_some() { r.tasks[s.task].arrival } else { release };
         if s.start < release {
             return Err(format!("{} ran at {} before its release {}", t.name, s.start, release));
         }
@@ -217,10 +259,13 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
         let l = last.entry((s.task, s.job, s.burst)).or_insert(s.end);
         *l = (*l).max(s.end);
     }
-    let wakes = wake_times(w, r)?;
+    let (wakes, forks) = wake_times(w, r)?;
     for (i, t) in w.tasks.iter().enumerate() {
         if r.tasks[i].finish.is_none() {
             return Err(format!("{} never finished", t.name));
+        }
+        if t.forked_by.is_some() && forks.get(&i) != Some(&r.tasks[i].arrival) {
+            return Err(format!("{} arrived at {}, forked at {:?}", t.name, r.tasks[i].arrival, forks.get(&i)));
         }
         for job in 0..t.jobs {
             let bursts = t.job_bursts(job);
@@ -306,6 +351,22 @@ proptest! {
             prop_assert!(calls.lock().unwrap().is_empty(), "{spec} (per-CPU): protocol {:?}", calls.lock().unwrap());
         }
     }
+}
+
+/// The generator covers what the invariants are about: wake-ups between tasks and forks (a
+/// child arriving at its parent's first wake-up naming it).
+#[test]
+fn the_generator_makes_wake_ups_and_forks() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut woken, mut forked) = (0, 0);
+    for _ in 0..200 {
+        let (w, ..) = proptest::strategy::ValueTree::current(&workload_strategy().new_tree(&mut runner).unwrap());
+        woken += usize::from(w.tasks.iter().any(|t| !t.until_woken.is_empty()));
+        forked += usize::from(w.tasks.iter().enumerate().any(|(i, t)| {
+            t.forked_by.is_some_and(|p| p < i && w.tasks[p].wakes.iter().any(|k| k.task == i))
+        }));
+    }
+    assert!(woken >= 20 && forked >= 20, "{woken} of 200 workloads with wake-ups, {forked} with forks");
 }
 
 /// One CPU, tasks of one CPU burst (some of none, some with a deadline), arrivals in id order
