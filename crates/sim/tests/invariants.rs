@@ -97,17 +97,23 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
         )
 }
 
-/// Let some blocked intervals wait for wake-ups from tasks earlier in the list (so no task waits
-/// for one that waits for it: every wait is woken in the end), one wake-up per wait, at random
-/// points of the waker's bursts. Single-job tasks only (a wait is counted per job).
-fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
+/// Pseudo-random numbers below `n` from `seed` (xorshift): the wake-ups and forks a proptest
+/// seed gives are reproducible.
+fn below(seed: u64) -> impl FnMut(u64) -> u64 {
     let mut x = seed | 1;
-    let mut next = |n: u64| {
+    move |n: u64| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x % n.max(1)
-    };
+    }
+}
+
+/// Let some blocked intervals wait for wake-ups from tasks earlier in the list (so no task waits
+/// for one that waits for it: every wait is woken in the end), one wake-up per wait, at random
+/// points of the waker's bursts. Single-job tasks only (a wait is counted per job).
+fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
+    let mut next = below(seed);
     for i in 1..tasks.len() {
         let n_io = tasks[i].bursts.len() / 2;
         for io in 0..n_io {
@@ -141,13 +147,7 @@ fn add_wakes(tasks: &mut [TaskSpec], seed: u64) {
 /// random point of the parent's bursts no later than any other wake-up it gives the child: the
 /// parent's first wake-up naming the child is its fork.
 fn add_forks(tasks: &mut [TaskSpec], seed: u64) {
-    let mut x = seed.rotate_left(29) | 1;
-    let mut next = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n.max(1)
-    };
+    let mut next = below(seed.rotate_left(29));
     for i in 1..tasks.len() {
         let parents: Vec<usize> = (0..i).filter(|&j| tasks[j].jobs == 1 && tasks[j].period.is_none()).collect();
         let forkable = tasks[i].jobs == 1 && tasks[i].period.is_none() && tasks[i].job_phases.is_empty();
@@ -362,9 +362,12 @@ fn the_generator_makes_wake_ups_and_forks() {
     for _ in 0..200 {
         let (w, ..) = proptest::strategy::ValueTree::current(&workload_strategy().new_tree(&mut runner).unwrap());
         woken += usize::from(w.tasks.iter().any(|t| !t.until_woken.is_empty()));
-        forked += usize::from(w.tasks.iter().enumerate().any(|(i, t)| {
-            t.forked_by.is_some_and(|p| p < i && w.tasks[p].wakes.iter().any(|k| k.task == i))
-        }));
+        forked += usize::from(
+            w.tasks
+                .iter()
+                .enumerate()
+                .any(|(i, t)| t.forked_by.is_some_and(|p| p < i && w.tasks[p].wakes.iter().any(|k| k.task == i))),
+        );
     }
     assert!(woken >= 20 && forked >= 20, "{woken} of 200 workloads with wake-ups, {forked} with forks");
 }
