@@ -377,6 +377,24 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
     assert_eq!(first.cpu, 1, "the child starts beside its parent");
 }
 
+/// A real-time child forked by a real-time parent of its priority starts where
+/// `select_task_rq_rt()` puts it: the parent's CPU runs an RT task at least as high, so the
+/// child goes to the CPU of the lowest RT priority, the one a fair hog runs on, and pre-empts
+/// the hog at once. Placed as a new task (the idlest CPU: the parent's has no fair load) it
+/// reached CPU 1 only at 8 ms, 3 ms late.
+#[test]
+fn a_real_time_child_leaves_its_real_time_parents_cpu() {
+    let hog = pinned(TaskSpec::cpu("hog", 0, 100 * MS), 1);
+    let mut parent = pinned(class("fifo", 50, TaskSpec::cpu("parent", 0, 20 * MS)), 0);
+    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: 5 * MS, task: 2 }];
+    let mut child = class("fifo", 50, TaskSpec::cpu("child", 0, 2 * MS));
+    child.forked_by = Some(1);
+    let w = Workload { cpus: Some(2), tasks: vec![hog, parent, child] };
+    let r = run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), ..SimConfig::default() });
+    let first = r.slices.iter().find(|s| s.task == 2).expect("the child ran");
+    assert_eq!((first.cpu, first.start), (1, 5 * MS), "the child pre-empts the hog on CPU 1 at the fork");
+}
+
 /// The other side of the same rule: a child forked on a CPU that a hog keeps busy goes to the
 /// idle CPU (spare capacity and an idle CPU beat an overloaded parent's CPU).
 #[test]

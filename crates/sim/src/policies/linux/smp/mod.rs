@@ -289,9 +289,15 @@ impl Linux {
         match why {
             EnqueueReason::New => match (task.start_cpu.filter(|&c| c < self.rqs.len()), task.waker_cpu) {
                 (Some(c), _) => (c, why),
-                (None, Some(parent)) if parent < self.rqs.len() && self.class.get(t) == Class::Fair => {
-                    (self.select_fork(t, parent, now), why)
-                }
+                (None, Some(parent)) if parent < self.rqs.len() => match self.class.get(t) {
+                    Class::Fair => (self.select_fork(t, parent, now), why),
+                    // `select_task_rq_rt()` takes WF_FORK as it takes a wake-up, from the
+                    // child's `task_cpu()`: its parent's CPU.
+                    Class::RealTime => (self.select_woken(t, parent, Some(parent), now), why),
+                    // `sched_fork()` refuses to fork a deadline task (-EAGAIN): one that
+                    // arrives forked became one later, and is placed as a new task.
+                    Class::Deadline => (self.select_new(t, now), why),
+                },
                 (None, _) => (self.select_new(t, now), why),
             },
             EnqueueReason::Woken => {
