@@ -471,7 +471,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             w if w as usize == c => &d.task_preempt,
             _ => &d.remote_preempt,
         };
-        kind.draw(t, self.now)
+        kind.draw(t, self.now, d.draw)
     }
 
     /// A deferred pre-emption comes due: the running task stops unless the task it was for no
@@ -877,8 +877,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             let was_idle = cpu.last_task.is_none() || cpu.stopped_at < now;
             if ts.woken_at == now && was_idle {
                 work_start += match ts.woken_from {
-                    NO_CPU => self.cfg.wake.idle.draw(t, now),
-                    w if w as usize != c => self.cfg.wake.remote_idle.draw(t, now),
+                    NO_CPU => self.cfg.wake.idle.draw(t, now, self.cfg.wake.draw),
+                    w if w as usize != c => self.cfg.wake.remote_idle.draw(t, now, self.cfg.wake.draw),
                     _ => 0,
                 };
             }

@@ -112,6 +112,9 @@ pub struct WakeDelays {
     pub remote_idle: WakeDelay,
     /// A task wakes a task that pre-empts the running task of another CPU.
     pub remote_preempt: WakeDelay,
+    /// Which sequence of draws a run takes from the spreads: runs that differ only here are
+    /// equally likely outcomes of the same delays (0: the default sequence).
+    pub draw: u64,
 }
 
 impl WakeDelays {

@@ -53,10 +53,11 @@ impl WakeDelay {
         &self.values
     }
 
-    /// The delay of `task`'s wake-up acted on at `now`.
+    /// The delay of `task`'s wake-up acted on at `now`, in the sequence of draws `draw`.
     #[inline]
-    pub(crate) fn draw(&self, task: TaskId, now: Time) -> Dur {
-        self.values[(splitmix64(now ^ (task as u64).rotate_left(40)) % WAKE_QUANTILES as u64) as usize]
+    pub(crate) fn draw(&self, task: TaskId, now: Time, draw: u64) -> Dur {
+        let key = now ^ (task as u64).rotate_left(40) ^ splitmix64(draw).wrapping_mul(u64::from(draw != 0));
+        self.values[(splitmix64(key) % WAKE_QUANTILES as u64) as usize]
     }
 }
 
@@ -90,7 +91,7 @@ mod tests {
     fn a_single_value_is_always_drawn_and_serializes_as_a_number() {
         let d = WakeDelay::from(7_000);
         assert!(d.is_single());
-        assert!((0..100u64).all(|i| d.draw((i % 5) as usize, i * 1_000) == 7_000));
+        assert!((0..100u64).all(|i| d.draw((i % 5) as usize, i * 1_000, 0) == 7_000));
         assert_eq!(serde_json::to_string(&d).unwrap(), "7000");
         assert_eq!(d.median(), 7_000);
     }
@@ -104,12 +105,15 @@ mod tests {
         assert_eq!(d.median(), 8_000);
         let mut counts = [0usize; WAKE_QUANTILES];
         for i in 0..16_000u64 {
-            let v = d.draw((i % 7) as usize, 1_000_000 + i * 4_001);
+            let v = d.draw((i % 7) as usize, 1_000_000 + i * 4_001, 0);
             counts[d.values().iter().position(|&x| x == v).unwrap()] += 1;
         }
         assert!(counts.iter().all(|&c| (850..1150).contains(&c)), "{counts:?}");
         // The same task at the same instant draws the same delay.
-        assert_eq!(d.draw(3, 42), d.draw(3, 42));
+        assert_eq!(d.draw(3, 42, 0), d.draw(3, 42, 0));
+        // Another sequence of draws takes other values for the same wake-ups, equally often.
+        let differ = (0..1_000u64).filter(|&i| d.draw(1, i * 4_001, 0) != d.draw(1, i * 4_001, 7)).count();
+        assert!((900..=960).contains(&differ), "{differ} of 1000 differ (15/16 expected)");
         let json = serde_json::to_value(d).unwrap();
         assert_eq!(json["median"], 8_000);
         assert_eq!(json["values"].as_array().unwrap().len(), WAKE_QUANTILES);

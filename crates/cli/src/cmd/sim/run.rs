@@ -247,6 +247,7 @@ fn wake_delays(text: &str) -> Result<WakeDelays> {
         task_preempt: at(2),
         remote_idle: at(3),
         remote_preempt: at(4),
+        draw: 0,
     })
 }
 

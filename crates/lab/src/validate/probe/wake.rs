@@ -70,6 +70,7 @@ impl WakeProbe {
             task_preempt: self.task_preempt.spread,
             remote_idle: self.remote_idle.map_or(WakeDelay::default(), |d| d.spread),
             remote_preempt: self.remote_preempt.map_or(WakeDelay::default(), |d| d.spread),
+            draw: 0,
         }
     }
 
