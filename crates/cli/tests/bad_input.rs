@@ -69,6 +69,9 @@ fn every_bad_input_is_refused_before_anything_changes() {
     refused(&["livelock", "live", "--maxtime", "1e99s"], 2, "1e99s", dir);
     refused(&["timers", "reproduce", "--tick", "1e99s"], 2, "1e99s", dir);
     refused(&["wrr", "run", "--duration", "25h", "--task", &task], 2, "25h", dir);
+    // A count out of its range: no replay at all, or more draws than a run can afford.
+    refused(&["validate", "--cases", "nice-hogs", "--draws", "0"], 2, "--draws", dir);
+    refused(&["validate", "--cases", "nice-hogs", "--draws", "26"], 2, "--draws", dir);
     // 7. Output paths that cannot be written, refused before the run.
     refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--out", "/proc/nope"], 2, "/proc/nope", dir);
     refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--gantt", "/proc/nope/g.svg"], 2, "/proc/nope", dir);

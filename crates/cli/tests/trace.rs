@@ -252,7 +252,18 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
     let autogroup = || std::fs::read_to_string(schedlab_os::autogroup::SETTING).unwrap_or_default();
     let before = autogroup();
     let doc = json_of(
-        schedlab().args(["validate", "--cases", "sleepers-vs-hogs-2cpu", "--repeats", "1", "--for", "2s", "--json"]),
+        schedlab().args([
+            "validate",
+            "--cases",
+            "sleepers-vs-hogs-2cpu",
+            "--repeats",
+            "1",
+            "--for",
+            "2s",
+            "--draws",
+            "3",
+            "--json",
+        ]),
         dir.path(),
         "validate",
     );
@@ -287,6 +298,25 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
     }
     // Only the linux replay keeps them.
     assert!(models.iter().filter(|m| m["label"] != "linux").all(|m| m.get("signals").is_none()));
+    // Each model replayed the run three times, with three draws of the wake-up delays; the one
+    // judged is one of them, and every judged metric counts the draws within the goal.
+    assert_eq!(doc["parameters"]["draws"], 3);
+    for m in models {
+        assert!(m["draw"].as_u64().is_some_and(|d| d < 3), "{}: draw {}", m["label"], m["draw"]);
+    }
+    assert!(linux["draws_with_live_layout"].as_u64().is_some_and(|n| n <= 3), "{}", linux["draws_with_live_layout"]);
+    let judgements = doc["results"]["judgements"].as_array().expect("judgements");
+    let counts: Vec<&Value> = judgements
+        .iter()
+        .flat_map(|j| j["tasks"].as_array().unwrap())
+        .flat_map(|t| ["share", "switches_per_s"].map(|k| &t[k]["draws_within"]))
+        .collect();
+    assert!(!counts.is_empty());
+    for c in counts {
+        let c = c.as_array().expect("draws_within");
+        assert_eq!(c.len(), 1, "one judged repeat: {c:?}");
+        assert!(c[0][1] == 3 && c[0][0].as_u64().unwrap() <= 3, "{c:?}");
+    }
     // The run was replayed with the wake-up delays of a probe made just before it, shown per run.
     let probes = doc["parameters"]["wake_probes_per_run"].as_array().expect("the per-run probes");
     assert_eq!(

@@ -23,8 +23,11 @@ host's Linux model (EEVDF + RT + DEADLINE, a run queue per CPU with the kernel's
 load balancing, the host's tick and wake-up delays, both probed first), CFS and round robin.
 Per task: CPU share, switches/s, wake-up latency p50/p99, live against each model. The goal
 for `linux`: shares within 2 percentage points, switches within 15%, wake-up p50 within 25%,
-in every repeat; a case that misses says what the model leaves out. Needs root. See
-docs/validate.md.
+in every repeat; a case that misses says what the model leaves out. Each model replays each
+run several times (--draws), each time drawing the wake-up delays anew from the probe's
+spread, and the most typical replay (the medoid) is judged; a verdict says how many draws
+met the goal, so a miss the trace leaves to chance reads apart from one every draw makes.
+Needs root. See docs/validate.md.
 
 Examples:
   sudo schedlab validate --quick
@@ -47,6 +50,11 @@ pub struct Args {
     /// How long each live run lasts (overrides the scale's; at least 500ms).
     #[arg(long = "for", value_parser = units::positive_duration)]
     duration: Option<Duration>,
+    /// Replays of each live run under each model, each with its own draw of the wake-up delays
+    /// from the probe's spread; the medoid (the replay nearest the median of every metric) is
+    /// judged. Default: 3 with --quick, 5, 7 with --full. 1 judges a single draw.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=25))]
+    draws: Option<u64>,
     /// Leave autogroup as it is. By default validate turns `kernel.sched_autogroup_enabled` off
     /// for its run (journaled, put back on every exit path, healed by the next run after a
     /// SIGKILL): the models have no task groups, and with autogroup on the case's tasks share
@@ -86,6 +94,9 @@ pub fn run(a: Args) -> Result<()> {
     params.autogroup_off = !a.keep_autogroup;
     if let Some(r) = a.repeats {
         params.repeats = r as usize;
+    }
+    if let Some(d) = a.draws {
+        params.draws = d as usize;
     }
     if let Some(d) = a.duration {
         if d < Duration::from_millis(500) {

@@ -58,6 +58,10 @@ pub struct Metric {
     /// The error of each judged repeat (pp for shares, relative otherwise; ∞ when the model has
     /// no value where the live run has one).
     pub errors: Vec<f64>,
+    /// Of each judged repeat: how many of the model's draws of the wake-up delays were within the
+    /// tolerance, of how many ([`super::draws`]). A miss that some draws meet is left to chance
+    /// by the trace; one that no draw meets is the model's.
+    pub draws_within: Vec<(usize, usize)>,
     pub mark: Mark,
 }
 
@@ -79,6 +83,11 @@ impl Metric {
     /// The largest error (None when nothing was judged).
     pub fn worst(&self) -> Option<f64> {
         self.errors.iter().copied().reduce(f64::max)
+    }
+
+    /// Draws within the tolerance over every judged repeat, of how many.
+    pub fn draws_within_total(&self) -> (usize, usize) {
+        self.draws_within.iter().fold((0, 0), |(w, n), &(a, b)| (w + a, n + b))
     }
 }
 
@@ -102,24 +111,26 @@ struct Rule {
     relative: bool,
 }
 
-fn judge_metric(pairs: &[Pair<'_>], rule: &Rule, tol: f64, min: u64) -> Metric {
-    let (mut live, mut model, mut errors) = (vec![], vec![], vec![]);
-    for (a, b) in pairs {
-        let l = a.and_then(rule.value);
-        let m = b.and_then(rule.value);
+fn judge_metric(samples: &[Sample<'_>], rule: &Rule, tol: f64, min: u64) -> Metric {
+    let error = |l: f64, m: Option<f64>| match m {
+        None => f64::INFINITY,
+        Some(m) if rule.relative => (m - l).abs() / l.abs().max(f64::MIN_POSITIVE),
+        Some(m) => (m - l).abs(),
+    };
+    let (mut live, mut model, mut errors, mut draws_within) = (vec![], vec![], vec![], vec![]);
+    for s in samples {
+        let l = s.live.and_then(rule.value);
         live.push(l);
-        model.push(m);
-        if let (Some(a), Some(l)) = (a, l) {
+        model.push(s.model.and_then(rule.value));
+        if let (Some(a), Some(l)) = (s.live, l) {
             if (rule.judged)(a, min) {
-                errors.push(match m {
-                    None => f64::INFINITY,
-                    Some(m) if rule.relative => (m - l).abs() / l.abs().max(f64::MIN_POSITIVE),
-                    Some(m) => (m - l).abs(),
-                });
+                errors.push(error(l, s.model.and_then(rule.value)));
+                let within = s.draws.iter().filter(|d| error(l, (rule.value)(d)) <= tol).count();
+                draws_within.push((within, s.draws.len()));
             }
         }
     }
-    Metric { mark: mark(&errors, tol), live, model, errors }
+    Metric { mark: mark(&errors, tol), live, model, errors, draws_within }
 }
 
 /// One task of a case under one model.
@@ -172,24 +183,28 @@ const WAKE_P50: Rule = Rule {
 };
 const WAKE_P99: Rule = Rule { value: |s| s.wake_p99_ns.map(|n| n as f64 / 1e3), judged: |_, _| false, relative: true };
 
-/// One task's stats in each repeat (live, model), under `model`.
-fn stats_of<'a>(runs: &'a [CaseRun], model: &str, name: &str) -> Vec<Pair<'a>> {
+/// One task's stats in each repeat under `model`.
+fn stats_of<'a>(runs: &'a [CaseRun], model: &str, name: &str) -> Vec<Sample<'a>> {
+    let present = |s: &'a TaskStats| s.present.then_some(s);
     runs.iter()
         .map(|r| {
-            let t = r
-                .models
+            let Some(m) = r.models.iter().find(|m| m.label == model) else { return Sample::default() };
+            let t = m.comparison.tasks.iter().find(|t| t.name == name);
+            let draws = m
+                .draws
                 .iter()
-                .find(|m| m.label == model)
-                .and_then(|m| m.comparison.tasks.iter().find(|t| t.name == name));
-            (t.map(|t| &t.a).filter(|s| s.present), t.map(|t| &t.b).filter(|s| s.present))
+                .filter_map(|d| d.iter().find(|t| t.name == name))
+                .filter_map(|t| present(&t.b))
+                .collect();
+            Sample { live: t.and_then(|t| present(&t.a)), model: t.and_then(|t| present(&t.b)), draws }
         })
         .collect()
 }
 
-/// The `rank`-th smallest value (by `rule`) among interchangeable tasks' stats, live and model,
-/// in each repeat: which of two identical tasks the kernel or the model put where carries no
-/// information, so what is judged is the set of their values, compared in order.
-fn ranked<'a>(members: &[Vec<Pair<'a>>], rule: &Rule, rank: usize) -> Vec<Pair<'a>> {
+/// The `rank`-th smallest value (by `rule`) among interchangeable tasks' stats, live, model and
+/// each draw, in each repeat: which of two identical tasks the kernel or the model put where
+/// carries no information, so what is judged is the set of their values, compared in order.
+fn ranked<'a>(members: &[Vec<Sample<'a>>], rule: &Rule, rank: usize) -> Vec<Sample<'a>> {
     let repeats = members.first().map_or(0, Vec::len);
     let nth = |side: Vec<&'a TaskStats>| {
         let mut side: Vec<(f64, &'a TaskStats)> =
@@ -199,9 +214,12 @@ fn ranked<'a>(members: &[Vec<Pair<'a>>], rule: &Rule, rank: usize) -> Vec<Pair<'
     };
     (0..repeats)
         .map(|r| {
-            let live = members.iter().filter_map(|m| m[r].0).collect();
-            let model = members.iter().filter_map(|m| m[r].1).collect();
-            (nth(live), nth(model))
+            let draws = members.iter().map(|m| m[r].draws.len()).min().unwrap_or(0);
+            Sample {
+                live: nth(members.iter().filter_map(|m| m[r].live).collect()),
+                model: nth(members.iter().filter_map(|m| m[r].model).collect()),
+                draws: (0..draws).filter_map(|d| nth(members.iter().map(|m| m[r].draws[d]).collect())).collect(),
+            }
         })
         .collect()
 }
@@ -216,11 +234,17 @@ fn rank_name(names: &[String], rank: usize) -> String {
     format!("{} ({which})", names.join("/"))
 }
 
-/// A task's stats in one repeat: live, model.
-type Pair<'a> = (Option<&'a TaskStats>, Option<&'a TaskStats>);
+/// A task's stats in one repeat: live, the replay judged, and every draw of the replay (the
+/// judged one among them).
+#[derive(Debug, Clone, Default)]
+struct Sample<'a> {
+    live: Option<&'a TaskStats>,
+    model: Option<&'a TaskStats>,
+    draws: Vec<&'a TaskStats>,
+}
 
 /// Every metric of one row, from the pairs `metric` gives for each rule.
-fn task_judgement<'a>(task: String, tol: &Tolerances, metric: &dyn Fn(&Rule) -> Vec<Pair<'a>>) -> TaskJudgement {
+fn task_judgement<'a>(task: String, tol: &Tolerances, metric: &dyn Fn(&Rule) -> Vec<Sample<'a>>) -> TaskJudgement {
     TaskJudgement {
         task,
         share: judge_metric(&metric(&SHARE), &SHARE, tol.share_pp, tol.min_events),
@@ -297,8 +321,12 @@ mod tests {
         }
     }
 
+    fn pair<'a>(a: &'a TaskStats, b: &'a TaskStats) -> Sample<'a> {
+        Sample { live: Some(a), model: Some(b), draws: vec![b] }
+    }
+
     fn metric(pairs: &[(TaskStats, TaskStats)], rule: &Rule, tol: f64) -> Metric {
-        let p: Vec<_> = pairs.iter().map(|(a, b)| (Some(a), Some(b))).collect();
+        let p: Vec<_> = pairs.iter().map(|(a, b)| pair(a, b)).collect();
         judge_metric(&p, rule, tol, 20)
     }
 
@@ -326,21 +354,40 @@ mod tests {
         assert_eq!(close.mark, Mark::Met);
     }
 
+    #[test]
+    fn each_repeat_counts_the_draws_within_the_tolerance() {
+        // A hog at 125 switches a second live; the model's draws settle at 130, 210 and 120 (a
+        // two-state outcome), the medoid at 130.
+        let live = stats(0.5, 125, None);
+        let (d0, d1, d2) = (stats(0.5, 130, None), stats(0.5, 210, None), stats(0.5, 120, None));
+        let s = Sample { live: Some(&live), model: Some(&d0), draws: vec![&d0, &d1, &d2] };
+        let m = judge_metric(&[s.clone(), s], &SWITCHES, 0.15, 20);
+        assert_eq!((m.mark, m.draws_within.clone()), (Mark::Met, vec![(2, 3), (2, 3)]));
+        assert_eq!(m.draws_within_total(), (4, 6));
+        // Draws of identical hogs are ranked within each draw: a draw that swapped them is
+        // the same outcome.
+        let (lo, hi) = (stats(0.4, 160, None), stats(0.45, 193, None));
+        let a = Sample { live: Some(&lo), model: Some(&lo), draws: vec![&lo, &hi] };
+        let b = Sample { live: Some(&hi), model: Some(&hi), draws: vec![&hi, &lo] };
+        let lower = judge_metric(&ranked(&[vec![a], vec![b]], &SWITCHES, 0), &SWITCHES, 0.15, 20);
+        assert_eq!((lower.mark, lower.draws_within), (Mark::Met, vec![(2, 2)]));
+    }
+
     /// Two identical hogs whose roles the model swapped: judged by name they disagree, as a
     /// set they agree; a model that gets one of them wrong still misses.
     #[test]
     fn interchangeable_tasks_are_judged_as_ranks() {
         let (a, b) = (stats(0.40, 160, None), stats(0.45, 193, None));
-        let swapped = [(Some(&a), Some(&b)), (Some(&b), Some(&a))];
-        let members = vec![vec![swapped[0]], vec![swapped[1]]];
-        let by_name = judge_metric(&[swapped[0]], &SWITCHES, 0.15, 20);
+        let swapped = [pair(&a, &b), pair(&b, &a)];
+        let members = vec![vec![swapped[0].clone()], vec![swapped[1].clone()]];
+        let by_name = judge_metric(&[swapped[0].clone()], &SWITCHES, 0.15, 20);
         assert_eq!(by_name.mark, Mark::Missed);
         let lower = judge_metric(&ranked(&members, &SWITCHES, 0), &SWITCHES, 0.15, 20);
         let higher = judge_metric(&ranked(&members, &SWITCHES, 1), &SWITCHES, 0.15, 20);
         assert_eq!((lower.live, lower.model), (vec![Some(160.0)], vec![Some(160.0)]));
         assert_eq!((higher.live, higher.model, higher.mark), (vec![Some(193.0)], vec![Some(193.0)], Mark::Met));
         let wrong = stats(0.45, 260, None);
-        let members = vec![vec![(Some(&a), Some(&wrong))], vec![(Some(&b), Some(&a))]];
+        let members = vec![vec![pair(&a, &wrong)], vec![pair(&b, &a)]];
         let higher = judge_metric(&ranked(&members, &SWITCHES, 1), &SWITCHES, 0.15, 20);
         assert_eq!((higher.model[0], higher.mark), (Some(260.0), Mark::Missed));
         assert_eq!(rank_name(&["hog-a".into(), "hog-b".into()], 1), "hog-a/hog-b (higher)");

@@ -3,11 +3,14 @@
 //! (the run after a warm-up, until the stop).
 
 use super::cases::Case;
+use super::judge::Tolerances;
 use super::layout::Layout;
 use super::replay::{self, LiveTrace, Model};
 use super::signals::{self, Pairing, TaskSignals};
 use crate::trace::live;
 use anyhow::{Context, Result};
+use schedlab_sim::engine::WakeDelays;
+use schedlab_trace::compare::TaskComparison;
 use schedlab_trace::import::Note;
 use schedlab_trace::trim::Trimmed;
 use schedlab_trace::{compare, CompareOptions, Comparison, ParseStats, Pid, Timeline};
@@ -26,6 +29,9 @@ pub struct RunPlan {
     /// The host CPUs of a one-CPU case (the last CPU) and of a two-CPU case.
     pub one_cpu: Vec<usize>,
     pub two_cpus: Vec<usize>,
+    /// Replays of each run under each model, each with its own draw of the wake-up delays
+    /// ([`super::draws`]); the most typical is judged.
+    pub draws: usize,
 }
 
 /// One model's replay of a run.
@@ -34,8 +40,17 @@ pub struct ModelRun {
     pub label: &'static str,
     pub spec: String,
     pub tick_ns: Option<u64>,
-    /// `a` = live, `b` = the model; task names are the case's.
+    /// `a` = live, `b` = the model; task names are the case's. Of the draw judged.
     pub comparison: Comparison,
+    /// Which of the replay's draws of the wake-up delays is judged (the medoid, [`super::draws`]).
+    pub draw: usize,
+    /// Every draw's task comparisons (`draws[draw]` is `comparison.tasks`).
+    #[serde(skip)]
+    pub draws: Vec<Vec<TaskComparison>>,
+    /// In how many draws the model laid the tasks out as the kernel did (cases on more than one
+    /// CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draws_with_live_layout: Option<usize>,
     /// The case tasks' load-tracking signals beside the kernel's (`linux` on two CPUs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<TaskSignals>,
@@ -222,32 +237,57 @@ pub fn run_case(
     let label = names(case, &tl, &run.pids);
     let live_on_case = on_case_cpus(&tl, &host_cpus);
     let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &label, case.cpus, (start, opts.end)));
+    let live_layout = layout_of(&live_on_case);
+    let groups = case.interchangeable();
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&replay, m);
         let model_error = |e: schedlab_sim::policies::SpecError| anyhow::anyhow!("model {spec}: {e}");
-        // The balancer's inputs are set beside the kernel's where there is balancing.
-        let (result, log) = if m.label == "linux" && case.cpus > 1 {
-            let mut linux = schedlab_sim::policies::linux_by_spec(&spec).map_err(model_error)?.keep_signals();
-            let result = replay::simulate_with(&replay, m, &mut linux);
-            (result, linux.signal_log().cloned())
-        } else {
-            (replay::simulate_under(&replay, m).map_err(model_error)?, None)
-        };
-        let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
-        let mut comparison = compare(&live_on_case, &sim, &opts);
-        for t in &mut comparison.tasks {
-            if let Some(n) = label.get(&t.pid) {
-                t.name = n.clone();
+        let mut tries = Vec::with_capacity(plan.draws.max(1));
+        for draw in 0..plan.draws.max(1) as u64 {
+            let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
+            // The balancer's inputs are set beside the kernel's where there is balancing.
+            let (result, log) = if m.label == "linux" && case.cpus > 1 {
+                let mut linux = schedlab_sim::policies::linux_by_spec(&spec).map_err(model_error)?.keep_signals();
+                let result = replay::simulate_with(&replay, &m, &mut linux);
+                (result, linux.signal_log().cloned())
+            } else {
+                (replay::simulate_under(&replay, &m).map_err(model_error)?, None)
+            };
+            let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
+            let mut comparison = compare(&live_on_case, &sim, &opts);
+            for t in &mut comparison.tasks {
+                if let Some(n) = label.get(&t.pid) {
+                    t.name = n.clone();
+                }
             }
+            tries.push((comparison, log, sim));
         }
+        let draws: Vec<Vec<TaskComparison>> = tries.iter().map(|t| t.0.tasks.clone()).collect();
+        let slices: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
+        let draw = super::draws::medoid(&slices, &groups, &Tolerances::default());
+        let draws_with_live_layout = live_layout
+            .as_ref()
+            .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
+        let (comparison, log, sim) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
             let pids = replay.imported.report.pids();
             let pairing = Pairing { pids: &pids, t0_ns: replay.t0_ns, window: (start, opts.end), names: &label };
             signals::compare(&run.signals, &log, &pairing, &live_on_case, &sim)
         });
         let layout = layout_of(&sim);
-        model_runs.push(ModelRun { label: m.label, spec, tick_ns: m.tick, comparison, signals, layout, timeline: sim });
+        model_runs.push(ModelRun {
+            label: m.label,
+            spec,
+            tick_ns: m.tick,
+            comparison,
+            draw,
+            draws,
+            draws_with_live_layout,
+            signals,
+            layout,
+            timeline: sim,
+        });
     }
     Ok(CaseRun {
         case: case.name.to_string(),
@@ -262,7 +302,7 @@ pub fn run_case(
         tick_phase: replay.tick_phase,
         rt_period: rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
         import_notes: replay.imported.report.notes,
-        layout: layout_of(&live_on_case),
+        layout: live_layout,
         models: model_runs,
         live: live_on_case,
         trace_text: run.text,

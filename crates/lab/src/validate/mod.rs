@@ -7,6 +7,7 @@
 
 pub mod busy;
 pub mod cases;
+pub mod draws;
 pub mod figure;
 pub mod judge;
 pub mod layout;
@@ -40,16 +41,19 @@ pub struct Params {
     pub duration_ns: u64,
     /// Turn autogroup off for the run (the models have no task groups), putting it back after.
     pub autogroup_off: bool,
+    /// Replays of each run under each model, each with its own draw of the wake-up delays
+    /// ([`draws`]).
+    pub draws: usize,
 }
 
 impl Params {
     pub fn for_scale(scale: Scale) -> Params {
-        let (repeats, secs) = match scale {
-            Scale::Quick => (2, 2),
-            Scale::Default => (3, 5),
-            Scale::Full => (5, 10),
+        let (repeats, secs, draws) = match scale {
+            Scale::Quick => (2, 2, 3),
+            Scale::Default => (3, 5, 5),
+            Scale::Full => (5, 10, 7),
         };
-        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS, autogroup_off: true }
+        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS, autogroup_off: true, draws }
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
@@ -110,6 +114,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         warmup_ns: (params.duration_ns / 10).max(100 * MS),
         one_cpu: vec![*cpus.last().unwrap_or(&0)],
         two_cpus: cpus.iter().copied().take(2).collect(),
+        draws: params.draws.max(1),
     };
     // Held for the whole run, so no other run starts on these CPUs between two cases.
     let locked: std::collections::BTreeSet<usize> = plan.two_cpus.iter().chain(&plan.one_cpu).copied().collect();
@@ -135,7 +140,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             .map(|m| m.with_wake_delays(wake.delays()))
             .collect();
     ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
-    let dz = probe::delay_zero::delay_zero(&exe, plan.one_cpu[0], &models[0], 2_000 * MS)?;
+    let dz = probe::delay_zero::delay_zero(&exe, plan.one_cpu[0], &models[0], 2_000 * MS, params.draws)?;
     models[0].spec.push_str(dz.spec_suffix());
     let total = chosen.len() * params.repeats;
     let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
@@ -213,14 +218,15 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     }
     s.summary = format!(
         "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
-         scheduler trace; each trace imported and replayed under {}; compared over the run after {:.1} s of warm-up. \
-         Machine: {}; {autogroup_said}. {} {} {} {}",
+         scheduler trace; each trace imported and replayed under {} ({} draw(s) of the wake-up delays each, the \
+         medoid judged); compared over the run after {:.1} s of warm-up. Machine: {}; {autogroup_said}. {} {} {} {}",
         chosen.len(),
         params.repeats,
         params.duration_ns as f64 / 1e9,
         plan.one_cpu,
         plan.two_cpus,
         models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
+        plan.draws,
         plan.warmup_ns as f64 / 1e9,
         ctx.machine.sentence(),
         probe.sentence(),
@@ -232,6 +238,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
         "repeats": params.repeats,
         "duration_s": params.duration_ns as f64 / 1e9,
+        "draws": plan.draws,
         "plan": plan,
         // Each run's wake-up delays are its probe's, in `wake_probes_per_run`.
         "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),

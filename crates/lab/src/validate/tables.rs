@@ -122,7 +122,8 @@ pub fn case_table(
         .collect();
     t.with_note(format!(
         "Live: mean [range] over the repeats. Models: mean (err: the worst error over the repeats, ✓ within / ✗ beyond the \
-         goal in every repeat, ~ repeats on both sides). Goal: share ±{} pp of the case's CPUs, switches ±{:.0}%, \
+         goal in every repeat, ~ repeats on both sides), of the replay judged in each repeat: the medoid of the \
+         model's draws of the wake-up delays (results.json: `draw`, and per metric `draws_within`). Goal: share ±{} pp of the case's CPUs, switches ±{:.0}%, \
          wake-up p50 ±{:.0}%; rates and percentiles with fewer than {} live events are not judged; p99 is shown, \
          not judged.{ranks}",
         tol.share_pp,
@@ -142,11 +143,12 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
             if matches!(m.mark, Mark::Missed | Mark::Inconclusive) {
                 let err = if points { format!("{:.1} pp", worst(m)) } else { pct(worst(m)) };
                 out.push(format!(
-                    "{} {name} {} live vs {} {unit} ({err}{})",
+                    "{} {name} {} live vs {} {unit} ({err}{}{})",
                     t.task,
                     value(&m.live),
                     value(&m.model),
-                    if m.mark == Mark::Inconclusive { ", inconclusive" } else { "" }
+                    if m.mark == Mark::Inconclusive { ", inconclusive" } else { "" },
+                    draws_said(m)
                 ));
             }
         };
@@ -155,6 +157,39 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
         say("wake-up p50", &t.wake_p50_us, "µs", false);
     }
     out
+}
+
+/// How many of the model's draws met the goal on a metric, when each run had more than one.
+fn draws_said(m: &Metric) -> String {
+    match m.draws_within_total() {
+        (within, n) if n > m.draws_within.len() => format!("; {within} of {n} draws within"),
+        _ => String::new(),
+    }
+}
+
+/// The metrics off in a judgement, split by what the draws say: some draw met the goal in every
+/// repeat (the draw decided the miss), or no draw did in some repeat (the model's outcome for that
+/// trace, or the kernel's chance, is off whatever the draw). None with one draw per run.
+fn chance_or_model(j: &CaseJudgement) -> Option<String> {
+    let off =
+        j.tasks.iter().flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us]).filter(|m| {
+            matches!(m.mark, Mark::Missed | Mark::Inconclusive) && m.draws_within.iter().any(|&(_, n)| n > 1)
+        });
+    let (mut chance, mut model) = (0, 0);
+    for m in off {
+        if m.draws_within.iter().all(|&(w, _)| w > 0) {
+            chance += 1;
+        } else {
+            model += 1;
+        }
+    }
+    (chance + model > 0).then(|| {
+        format!(
+            "Of the metrics off, {chance} had a draw of the wake-up delays within the goal in every repeat (the draw \
+             decided them) and {model} had none in some repeat (no draw of the model came within there: not the \
+             draw's luck)"
+        )
+    })
 }
 
 /// What a case's verdict says beside the metrics.
@@ -185,6 +220,9 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Contex
     if !m.is_empty() {
         detail.push_str(&format!(". Off: {}", m.join("; ")));
     }
+    if let Some(split) = chance_or_model(j) {
+        detail.push_str(&format!(". {split}"));
+    }
     if let Some(layouts) = context.layouts {
         detail.push_str(&format!(". {layouts}"));
     }
@@ -214,8 +252,14 @@ pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<Stri
         return None;
     }
     let same = pairs.iter().filter(|(live, sim)| live.same_as(sim, interchangeable)).count();
+    let of_model = || runs.iter().filter_map(|r| r.models.iter().find(|m| m.label == model));
+    let draws: usize = of_model().map(|m| m.draws.len()).sum();
+    let in_draws = match of_model().map(|m| m.draws_with_live_layout).sum::<Option<usize>>() {
+        Some(same) if draws > pairs.len() => format!(" (in {same} of its {draws} draws)"),
+        _ => String::new(),
+    };
     Some(format!(
-        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats",
+        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats{in_draws}",
         pairs.len()
     ))
 }

@@ -120,9 +120,10 @@ fn mix() -> Case {
 }
 
 /// Run the mix on `cpu` for `duration_ns` and replay it under `linux` (the cases' model, with
-/// the host's tick and wake-up delays) with DELAY_ZERO on and off.
-pub fn delay_zero(exe: &Path, cpu: usize, linux: &Model, duration_ns: u64) -> Result<DelayZeroProbe> {
-    let plan = RunPlan { duration_ns, warmup_ns: duration_ns / 10, one_cpu: vec![cpu], two_cpus: vec![cpu] };
+/// the host's tick and wake-up delays, `draws` replays each as the cases have) with DELAY_ZERO
+/// on and off.
+pub fn delay_zero(exe: &Path, cpu: usize, linux: &Model, duration_ns: u64, draws: usize) -> Result<DelayZeroProbe> {
+    let plan = RunPlan { duration_ns, warmup_ns: duration_ns / 10, one_cpu: vec![cpu], two_cpus: vec![cpu], draws };
     let off = Model { spec: format!("{},delay_zero=0", linux.spec), ..linux.clone() };
     let run =
         measure::run_case(&mix(), 0, &plan, &[linux.clone(), off], exe, &|_| {}).context("the DELAY_ZERO probe")?;
