@@ -323,9 +323,18 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
         (probes.len(), probes[0]["case"].as_str(), probes[0]["repeat"].as_u64()),
         (1, Some("sleepers-vs-hogs-2cpu"), Some(0))
     );
+    // Every replay drew from the probe before the cases and this one, pooled: each kind's pooled
+    // median lies between the two spreads' middle values (the 8th and 9th of 16).
+    let (before, pooled) = (&doc["parameters"]["wake_probe"], &doc["parameters"]["wake_delays_pooled"]);
+    let middle = |spread: &Value, i: usize| spread["values"][i].as_u64().or_else(|| spread.as_u64()).unwrap();
     for kind in ["idle", "preempt", "preempt_rt", "task_preempt", "remote_idle", "remote_preempt"] {
         let p50 = probes[0]["probe"][kind]["p50_ns"].as_u64().unwrap_or(0);
         assert!(p50 > 0 && p50 < 1_000_000, "{kind}: {}", probes[0]["probe"][kind]);
+        let spreads = [&before[kind]["spread"], &probes[0]["probe"][kind]["spread"]];
+        let low = spreads.iter().map(|s| middle(s, 7)).min().unwrap();
+        let high = spreads.iter().map(|s| middle(s, 8)).max().unwrap();
+        let median = pooled[kind]["median"].as_u64().or_else(|| pooled[kind].as_u64()).unwrap();
+        assert!((low..=high).contains(&median), "{kind}: pooled {median} from {spreads:?}");
     }
 }
 

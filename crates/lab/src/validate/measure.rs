@@ -202,6 +202,22 @@ fn on_case_cpus(tl: &Timeline, host: &[usize]) -> Timeline {
     out
 }
 
+/// A live run of a case, recorded and imported, not yet replayed.
+pub struct Recorded {
+    pub repeat: usize,
+    host_cpus: Vec<usize>,
+    run: live::LiveRun,
+    parse: ParseStats,
+    anomalies: usize,
+    lost_ends: Trimmed,
+    rt_period: Option<(schedlab_trace::RtPeriod, usize)>,
+    replay: replay::Replay,
+    pids: std::collections::BTreeSet<Pid>,
+    opts: CompareOptions,
+    label: BTreeMap<Pid, String>,
+    live_on_case: Timeline,
+}
+
 /// Run `case` once (repeat number `repeat`) and replay it under `models`.
 pub fn run_case(
     case: &Case,
@@ -211,6 +227,20 @@ pub fn run_case(
     exe: &Path,
     progress: &dyn Fn(&str),
 ) -> Result<CaseRun> {
+    let recorded = record_case(case, repeat, plan, models.iter().find_map(|m| m.tick), exe, progress)?;
+    replay_case(case, recorded, plan, models)
+}
+
+/// Run `case` once (repeat number `repeat`) under a recording and import its trace, workload time
+/// 0 on the live tick when the models run with one (`tick_ns`).
+pub fn record_case(
+    case: &Case,
+    repeat: usize,
+    plan: &RunPlan,
+    tick_ns: Option<u64>,
+    exe: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<Recorded> {
     let host_cpus = if case.cpus == 1 { plan.one_cpu.clone() } else { plan.two_cpus.clone() };
     let gaps_dir = tempfile::tempdir().context("a directory for the RT hogs' gaps")?;
     let tasks = case.live_tasks(exe, &host_cpus, plan.duration_ns, Some(gaps_dir.path()))?;
@@ -227,15 +257,49 @@ pub fn run_case(
         release_ns: run.release_ns,
         end_ns: run.end_ns,
         cpus: &host_cpus,
-        tick_ns: models.iter().find_map(|m| m.tick),
+        tick_ns,
     };
     let mut replay = replay::workload(&trace);
     replay.rt_period = rt_period.map(|(p, _)| p);
+    let pids = trace.pids();
     let start = run.release_ns + plan.warmup_ns;
     let opts =
-        CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(trace.pids()) };
+        CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(pids.clone()) };
     let label = names(case, &tl, &run.pids);
     let live_on_case = on_case_cpus(&tl, &host_cpus);
+    Ok(Recorded {
+        repeat,
+        host_cpus,
+        parse,
+        anomalies: tl.anomalies.len(),
+        lost_ends,
+        rt_period,
+        replay,
+        pids,
+        opts,
+        label,
+        live_on_case,
+        run,
+    })
+}
+
+/// Replay a recorded run of `case` under `models` and compare each with the live timeline.
+pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Model]) -> Result<CaseRun> {
+    let Recorded {
+        repeat,
+        host_cpus,
+        run,
+        parse,
+        anomalies,
+        lost_ends,
+        rt_period,
+        replay,
+        pids,
+        opts,
+        label,
+        live_on_case,
+    } = recorded;
+    let start = opts.start;
     let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &label, case.cpus, (start, opts.end)));
     let live_layout = layout_of(&live_on_case);
     let groups = case.interchangeable();
@@ -295,9 +359,9 @@ pub fn run_case(
         host_cpus: host_cpus.clone(),
         window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
         parse,
-        anomalies: tl.anomalies.len(),
+        anomalies,
         lost_ends,
-        interference: interference(&live_on_case, &trace.pids(), case.cpus, start, run.end_ns),
+        interference: interference(&live_on_case, &pids, case.cpus, start, run.end_ns),
         open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
         tick_phase: replay.tick_phase,
         rt_period: rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),

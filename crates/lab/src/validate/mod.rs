@@ -143,9 +143,12 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let dz = probe::delay_zero::delay_zero(&exe, plan.one_cpu[0], &models[0], 2_000 * MS, params.draws)?;
     models[0].spec.push_str(dz.spec_suffix());
     let total = chosen.len() * params.repeats;
-    let mut runs: Vec<CaseRun> = Vec::with_capacity(total);
+    let mut recorded: Vec<(&Case, measure::Recorded)> = Vec::with_capacity(total);
     let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
     let mut probe_failures: Vec<String> = Vec::new();
+    let tick = models.iter().find_map(|m| m.tick);
+    // Recording takes most of the time; the replays come after, once every probe is in.
+    let recording = |done: usize| 0.8 * done as f64 / total as f64;
     'cases: for case in &chosen {
         for repeat in 0..params.repeats {
             if schedlab_os::signals::stop_requested() {
@@ -153,20 +156,26 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
                 break 'cases;
             }
             let what = format!("{} (repeat {} of {})", case.name, repeat + 1, params.repeats);
-            ctx.progress.update(runs.len() as f64 / total as f64, &format!("probing the wake-up path before {what}"));
-            // The wake-up path's cost drifts with the VM's load within minutes: each run is
-            // replayed with the delays of a probe run just before it.
-            let near = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], RUN_PROBE_SPAN);
-            // A probe that saw too few wake-ups costs the run its own calibration, not the run.
-            let near = near.unwrap_or_else(|e| {
-                probe_failures.push(format!("{what}: {e:#}; its replays used the probe before the cases"));
-                wake.clone()
-            });
-            let run_models: Vec<Model> = models.iter().cloned().map(|m| m.with_wake_delays(near.delays())).collect();
-            near_probes.push((case.name, repeat, near));
-            ctx.progress.update(runs.len() as f64 / total as f64, &what);
-            runs.push(measure::run_case(case, repeat, &plan, &run_models, &exe, &|_| {})?);
+            ctx.progress.update(recording(recorded.len()), &format!("probing the wake-up path before {what}"));
+            // A probe that saw too few wake-ups leaves the pool one probe short, not the run.
+            match probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], RUN_PROBE_SPAN) {
+                Ok(near) => near_probes.push((case.name, repeat, near)),
+                Err(e) => probe_failures.push(format!("{what}: {e:#}")),
+            }
+            ctx.progress.update(recording(recorded.len()), &what);
+            recorded.push((case, measure::record_case(case, repeat, &plan, tick, &exe, &|_| {})?));
         }
+    }
+    // Every replay draws from every probe of this run pooled: a probe next to a run tells no more
+    // about that run than the others do (`probe/per_run.rs`).
+    let pool: Vec<&probe::wake::WakeProbe> = std::iter::once(&wake).chain(near_probes.iter().map(|p| &p.2)).collect();
+    let pooled = probe::per_run::pooled(&pool).unwrap_or_else(|| wake.delays());
+    let models: Vec<Model> = models.into_iter().map(|m| m.with_wake_delays(pooled)).collect();
+    let mut runs: Vec<CaseRun> = Vec::with_capacity(recorded.len());
+    for (case, rec) in recorded {
+        let what = format!("replaying {} (repeat {} of {})", case.name, rec.repeat + 1, params.repeats);
+        ctx.progress.update(0.8 + 0.2 * runs.len() as f64 / total as f64, &what);
+        runs.push(measure::replay_case(case, rec, &plan, &models)?);
     }
     let tol = Tolerances::default();
     let mut judgements: Vec<CaseJudgement> = Vec::new();
@@ -240,8 +249,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         "duration_s": params.duration_ns as f64 / 1e9,
         "draws": plan.draws,
         "plan": plan,
-        // Each run's wake-up delays are its probe's, in `wake_probes_per_run`.
         "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
+        // What every replay drew from: the probe before the cases and every per-run probe, pooled.
+        "wake_delays_pooled": pooled,
         "tolerances": tol,
         "slice_probe": probe,
         "wake_probe": wake,

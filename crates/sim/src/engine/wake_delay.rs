@@ -39,6 +39,18 @@ impl WakeDelay {
         WakeDelay { values }
     }
 
+    /// The spread of several spreads taken together, each with equal weight: the quantiles of
+    /// their mixture (probes of the same path at different moments, pooled). None when empty.
+    pub fn pooled(parts: &[WakeDelay]) -> Option<Self> {
+        let mut all: Vec<Dur> = parts.iter().flat_map(|p| p.values).collect();
+        if all.is_empty() {
+            return None;
+        }
+        all.sort_unstable();
+        let n = all.len();
+        Some(WakeDelay::spread(|q| all[((q * n as f64) as usize).min(n - 1)]))
+    }
+
     /// Its median: the mean of the two middle values.
     pub fn median(&self) -> Dur {
         let m = WAKE_QUANTILES / 2;
@@ -94,6 +106,19 @@ mod tests {
         assert!((0..100u64).all(|i| d.draw((i % 5) as usize, i * 1_000, 0) == 7_000));
         assert_eq!(serde_json::to_string(&d).unwrap(), "7000");
         assert_eq!(d.median(), 7_000);
+    }
+
+    #[test]
+    fn pooled_spreads_are_the_quantiles_of_their_mixture() {
+        // Three probes of 8 µs and one of 20 µs, pooled: three quarters of the values are 8 µs.
+        let (fast, slow) = (WakeDelay::from(8_000), WakeDelay::from(20_000));
+        let pooled = WakeDelay::pooled(&[fast, slow, fast, fast]).unwrap();
+        assert_eq!(pooled.values().iter().filter(|&&v| v == 8_000).count(), 12);
+        assert_eq!((pooled.median(), pooled.values()[15]), (8_000, 20_000));
+        // One spread pooled alone is itself.
+        let d = WakeDelay::spread(|q| 6_000 + (4_000.0 * q) as u64);
+        assert_eq!(WakeDelay::pooled(&[d]), Some(d));
+        assert_eq!(WakeDelay::pooled(&[]), None);
     }
 
     #[test]
