@@ -62,6 +62,10 @@ pub struct Metric {
     /// tolerance, of how many ([`super::draws`]). A miss that some draws meet is left to chance
     /// by the trace; one that no draw meets is the model's.
     pub draws_within: Vec<(usize, usize)>,
+    /// Whether the kernel's own judged repeats agree with each other within the tolerance (every
+    /// pair, each side taken as the reference in turn): the goal's noise floor on this metric. None
+    /// with fewer than two judged repeats.
+    pub live_repeats_within: Option<bool>,
     pub mark: Mark,
 }
 
@@ -117,7 +121,7 @@ fn judge_metric(samples: &[Sample<'_>], rule: &Rule, tol: f64, min: u64) -> Metr
         Some(m) if rule.relative => (m - l).abs() / l.abs().max(f64::MIN_POSITIVE),
         Some(m) => (m - l).abs(),
     };
-    let (mut live, mut model, mut errors, mut draws_within) = (vec![], vec![], vec![], vec![]);
+    let (mut live, mut model, mut errors, mut draws_within, mut judged_live) = (vec![], vec![], vec![], vec![], vec![]);
     for s in samples {
         let l = s.live.and_then(rule.value);
         live.push(l);
@@ -127,10 +131,13 @@ fn judge_metric(samples: &[Sample<'_>], rule: &Rule, tol: f64, min: u64) -> Metr
                 errors.push(error(l, s.model.and_then(rule.value)));
                 let within = s.draws.iter().filter(|d| error(l, (rule.value)(d)) <= tol).count();
                 draws_within.push((within, s.draws.len()));
+                judged_live.push(l);
             }
         }
     }
-    Metric { mark: mark(&errors, tol), live, model, errors, draws_within }
+    let live_repeats_within = (judged_live.len() > 1)
+        .then(|| judged_live.iter().all(|&a| judged_live.iter().all(|&b| error(a, Some(b)) <= tol)));
+    Metric { mark: mark(&errors, tol), live, model, errors, draws_within, live_repeats_within }
 }
 
 /// One task of a case under one model.
@@ -364,6 +371,14 @@ mod tests {
         let m = judge_metric(&[s.clone(), s], &SWITCHES, 0.15, 20);
         assert_eq!((m.mark, m.draws_within.clone()), (Mark::Met, vec![(2, 3), (2, 3)]));
         assert_eq!(m.draws_within_total(), (4, 6));
+        // The kernel's two repeats (125 and 125) agree; a third at 250 does not with them.
+        assert_eq!(m.live_repeats_within, Some(true));
+        let two_states = stats(0.5, 250, None);
+        let other = Sample { live: Some(&two_states), model: Some(&d0), draws: vec![&d0] };
+        let one = Sample { live: Some(&live), model: Some(&d0), draws: vec![&d0] };
+        let m = judge_metric(&[one.clone(), other], &SWITCHES, 0.15, 20);
+        assert_eq!(m.live_repeats_within, Some(false));
+        assert_eq!(judge_metric(&[one], &SWITCHES, 0.15, 20).live_repeats_within, None);
         // Draws of identical hogs are ranked within each draw: a draw that swapped them is
         // the same outcome.
         let (lo, hi) = (stats(0.4, 160, None), stats(0.45, 193, None));

@@ -208,6 +208,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     }
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
     s.tables.insert(0, tables::summary(&judgements, &sizes));
+    if params.repeats > 1 {
+        s.tables.push(tables::noise_floor(&judgements));
+    }
     if let Some(t) = tables::layout_table(&runs, &chosen) {
         s.tables.push(t);
     }

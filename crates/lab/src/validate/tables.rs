@@ -143,12 +143,17 @@ pub fn misses(j: &CaseJudgement) -> Vec<String> {
             if matches!(m.mark, Mark::Missed | Mark::Inconclusive) {
                 let err = if points { format!("{:.1} pp", worst(m)) } else { pct(worst(m)) };
                 out.push(format!(
-                    "{} {name} {} live vs {} {unit} ({err}{}{})",
+                    "{} {name} {} live vs {} {unit} ({err}{}{}{})",
                     t.task,
                     value(&m.live),
                     value(&m.model),
                     if m.mark == Mark::Inconclusive { ", inconclusive" } else { "" },
-                    draws_said(m)
+                    draws_said(m),
+                    if m.live_repeats_within == Some(false) {
+                        "; the kernel's own repeats differed beyond the goal"
+                    } else {
+                        ""
+                    }
                 ));
             }
         };
@@ -169,27 +174,55 @@ fn draws_said(m: &Metric) -> String {
 
 /// The metrics off in a judgement, split by what the draws say: some draw met the goal in every
 /// repeat (the draw decided the miss), or no draw did in some repeat (the model's outcome for that
-/// trace, or the kernel's chance, is off whatever the draw). None with one draw per run.
+/// trace, or the kernel's chance, is off whatever the draw); and on how many the kernel's own
+/// repeats differed beyond the goal. None with one draw per run.
 fn chance_or_model(j: &CaseJudgement) -> Option<String> {
-    let off =
-        j.tasks.iter().flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us]).filter(|m| {
-            matches!(m.mark, Mark::Missed | Mark::Inconclusive) && m.draws_within.iter().any(|&(_, n)| n > 1)
-        });
-    let (mut chance, mut model) = (0, 0);
-    for m in off {
-        if m.draws_within.iter().all(|&(w, _)| w > 0) {
-            chance += 1;
-        } else {
-            model += 1;
-        }
-    }
-    (chance + model > 0).then(|| {
+    let off: Vec<&Metric> = j
+        .tasks
+        .iter()
+        .flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us])
+        .filter(|m| matches!(m.mark, Mark::Missed | Mark::Inconclusive) && m.draws_within.iter().any(|&(_, n)| n > 1))
+        .collect();
+    let chance = off.iter().filter(|m| m.draws_within.iter().all(|&(w, _)| w > 0)).count();
+    let kernel = off.iter().filter(|m| m.live_repeats_within == Some(false)).count();
+    (!off.is_empty()).then(|| {
         format!(
             "Of the metrics off, {chance} had a draw of the wake-up delays within the goal in every repeat (the draw \
-             decided them) and {model} had none in some repeat (no draw of the model came within there: not the \
-             draw's luck)"
+             decided them) and {} had none in some repeat (no draw of the model came within there: not the draw's \
+             luck); on {kernel} of the {} the kernel's own repeats differed from each other beyond the goal",
+            off.len() - chance,
+            off.len()
         )
     })
+}
+
+/// The goal's noise floor: per case, how many judged metrics the kernel's own repeats agreed on
+/// within the goal, and how many they did not (a metric on which the kernel differs from itself
+/// by more than the goal is one no replay of one run can be held to in every repeat, unless the
+/// trace carries what made the repeats differ).
+pub fn noise_floor(judgements: &[CaseJudgement]) -> Table {
+    let mut t = Table::new(
+        "The kernel against itself: its repeats of each case compared with each other by the goal",
+        &["case", "metrics judged", "repeats within the goal", "repeats beyond the goal"],
+    )
+    .keyed(&["case"]);
+    for j in judgements.iter().filter(|j| j.model == "linux") {
+        let within: Vec<bool> = j
+            .tasks
+            .iter()
+            .flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us])
+            .filter_map(|m| m.live_repeats_within)
+            .collect();
+        let agree = within.iter().filter(|&&w| w).count();
+        t.row(vec![j.case.clone(), within.len().to_string(), agree.to_string(), (within.len() - agree).to_string()]);
+    }
+    t.with_note(
+        "Every pair of the case's live repeats compared by the goal's own rule (share ±2 pp, switches ±15%, wake-up \
+         p50 ±25%, each repeat taken as the reference in turn), over the metrics judged in at least two repeats. A \
+         metric beyond the goal here is one on which the kernel did not repeat itself: a layout settled otherwise, a \
+         steady state switched, the wake-up path in a burst. A replay follows its own run's trace, so it can still \
+         meet such a metric, but only where the trace carries what made the repeats differ.",
+    )
 }
 
 /// What a case's verdict says beside the metrics.
@@ -344,4 +377,81 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
          every task outside the case that ran on its CPUs in the window (kernel threads, this controller) — \
          invisible to the models.",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::judge::TaskJudgement;
+    use super::*;
+
+    fn metric(within: Option<bool>) -> Metric {
+        Metric {
+            live: vec![],
+            model: vec![],
+            errors: vec![],
+            draws_within: vec![],
+            live_repeats_within: within,
+            mark: Mark::NotJudged,
+        }
+    }
+
+    fn judgement(model: &str, tasks: Vec<TaskJudgement>) -> CaseJudgement {
+        CaseJudgement {
+            case: "c".into(),
+            model: model.into(),
+            repeats: 2,
+            tasks,
+            same_task: vec![0.5, 0.5],
+            same_task_any_cpu: vec![0.5, 0.5],
+            mark: Mark::Inconclusive,
+        }
+    }
+
+    fn task(name: &str, share: Metric, switches: Metric, wake: Metric) -> TaskJudgement {
+        TaskJudgement {
+            task: name.into(),
+            share,
+            switches_per_s: switches,
+            wake_p50_us: wake,
+            wake_p99_us: metric(None),
+        }
+    }
+
+    #[test]
+    fn the_noise_floor_counts_the_metrics_the_kernel_did_not_repeat() {
+        let tasks = || {
+            vec![
+                task("a", metric(Some(true)), metric(Some(false)), metric(None)),
+                task("b", metric(Some(true)), metric(Some(true)), metric(Some(true))),
+            ]
+        };
+        // One row per case (the live side is the same under every model).
+        let t = noise_floor(&[judgement("linux", tasks()), judgement("cfs", tasks())]);
+        assert_eq!(t.rows, vec![vec!["c", "5", "4", "1"]]);
+    }
+
+    #[test]
+    fn a_metric_off_names_its_draws_and_whether_the_kernel_repeated_itself() {
+        // A hog at 125 and 250 switches a second live (two steady states), 125 in the model in both
+        // repeats: none of five draws came within in the second repeat, three in the first.
+        let hog = Metric {
+            live: vec![Some(125.0), Some(250.0)],
+            model: vec![Some(125.0), Some(125.0)],
+            errors: vec![0.0, 0.5],
+            draws_within: vec![(3, 5), (0, 5)],
+            live_repeats_within: Some(false),
+            mark: Mark::Inconclusive,
+        };
+        let j = judgement("linux", vec![task("hog", metric(Some(true)), hog, metric(None))]);
+        let said = misses(&j);
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with("hog switches/s 187.5 live vs 125.0 /s (50%, inconclusive; 3 of 10 draws within"),
+            "{}",
+            said[0]
+        );
+        assert!(said[0].contains("the kernel's own repeats differed beyond the goal"), "{}", said[0]);
+        let split = chance_or_model(&j).unwrap();
+        assert!(split.contains("0 had a draw") && split.contains("1 had none in some repeat"), "{split}");
+    }
 }
