@@ -58,13 +58,13 @@ impl Params {
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
     /// slice probe; six of 1 s, each with its start, before every run), every run, plus a second
-    /// to start and import it and about a second per draw for the replays (three models).
+    /// to start and import it and a fifth of a second per draw for the replays (three models).
     pub fn estimate_s(&self, cpus: usize) -> f64 {
         let n = if self.cases.is_empty() { cases::suite(cpus >= 2).len() } else { self.cases.len() };
         // Six kinds of wake-up on two CPUs, four on one.
         let kinds = if cpus >= 2 { 6.0 } else { 4.0 };
         let probe = kinds * (RUN_PROBE_SPAN.as_secs_f64() + 0.3);
-        17.0 + (n * self.repeats) as f64 * (probe + self.duration_ns as f64 / 1e9 + 1.0 + self.draws as f64)
+        17.0 + (n * self.repeats) as f64 * (probe + self.duration_ns as f64 / 1e9 + 1.0 + 0.2 * self.draws as f64)
     }
 
     /// The cases asked for, in suite order; an unknown name is an error that lists the known.

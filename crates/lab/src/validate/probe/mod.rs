@@ -7,7 +7,7 @@
 //! system calls while it computes has its slice ended at the first one after expiry whatever
 //! this says (each runs `update_curr()`). This is a calibration of the model's structure,
 //! measured apart from the cases it is judged on. The wake-up path's costs are [`wake`]'s, measured
-//! again before every live run of a case ([`per_run`]).
+//! again before every live run of a case and pooled ([`per_run`]).
 
 pub mod delay_zero;
 pub mod per_run;
