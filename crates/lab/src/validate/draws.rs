@@ -97,6 +97,11 @@ mod tests {
         TaskComparison { pid: 0, name: name.into(), a: b.clone(), b }
     }
 
+    fn medoid_of(draws: &[Vec<TaskComparison>], groups: &[Vec<String>]) -> usize {
+        let refs: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
+        medoid(&refs, groups, &Tolerances::default())
+    }
+
     #[test]
     fn the_medoid_is_the_draw_nearest_every_median() {
         // Three draws of a two-task case; the second is nearest the medians (0.30 / 0.70 of the
@@ -106,8 +111,7 @@ mod tests {
             vec![task("a", 0.30, 100.0), task("b", 0.70, 50.0)],
             vec![task("a", 0.40, 300.0), task("b", 0.60, 60.0)],
         ];
-        let refs: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
-        assert_eq!(medoid(&refs, &[], &Tolerances::default()), 1);
+        assert_eq!(medoid_of(&draws, &[]), 1);
         // A bimodal outcome: two draws in one state, one in the other; the medoid is in the
         // majority's state.
         let draws = [
@@ -115,8 +119,7 @@ mod tests {
             vec![task("a", 0.47, 125.0), task("b", 0.53, 124.0)],
             vec![task("a", 0.48, 126.0), task("b", 0.52, 127.0)],
         ];
-        let refs: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
-        assert_ne!(medoid(&refs, &[], &Tolerances::default()), 0);
+        assert_ne!(medoid_of(&draws, &[]), 0);
     }
 
     #[test]
@@ -128,17 +131,14 @@ mod tests {
             vec![task("hog-a", 0.70, 200.0), task("hog-b", 0.30, 100.0)],
             vec![task("hog-a", 0.50, 150.0), task("hog-b", 0.50, 150.0)],
         ];
-        let refs: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
         let groups = vec![vec!["hog-a".to_string(), "hog-b".to_string()]];
-        assert_eq!(medoid(&refs, &groups, &Tolerances::default()), 0);
+        assert_eq!(medoid_of(&draws, &groups), 0);
         // By name, the third draw sits on both medians.
-        assert_eq!(medoid(&refs, &[], &Tolerances::default()), 2);
+        assert_eq!(medoid_of(&draws, &[]), 2);
     }
 
     #[test]
     fn one_draw_is_its_own_medoid() {
-        let draws = [vec![task("a", 1.0, 10.0)]];
-        let refs: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
-        assert_eq!(medoid(&refs, &[], &Tolerances::default()), 0);
+        assert_eq!(medoid_of(&[vec![task("a", 1.0, 10.0)]], &[]), 0);
     }
 }

@@ -285,27 +285,14 @@ pub fn record_case(
 
 /// Replay a recorded run of `case` under `models` and compare each with the live timeline.
 pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Model]) -> Result<CaseRun> {
-    let Recorded {
-        repeat,
-        host_cpus,
-        run,
-        parse,
-        anomalies,
-        lost_ends,
-        rt_period,
-        replay,
-        pids,
-        opts,
-        label,
-        live_on_case,
-    } = recorded;
-    let start = opts.start;
-    let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &label, case.cpus, (start, opts.end)));
-    let live_layout = layout_of(&live_on_case);
+    let r = recorded;
+    let start = r.opts.start;
+    let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &r.label, case.cpus, (start, r.opts.end)));
+    let live_layout = layout_of(&r.live_on_case);
     let groups = case.interchangeable();
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
-        let spec = replay::spec_for(&replay, m);
+        let spec = replay::spec_for(&r.replay, m);
         let model_error = |e: schedlab_sim::policies::SpecError| anyhow::anyhow!("model {spec}: {e}");
         let mut tries = Vec::with_capacity(plan.draws.max(1));
         for draw in 0..plan.draws.max(1) as u64 {
@@ -313,15 +300,15 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             // The balancer's inputs are set beside the kernel's where there is balancing.
             let (result, log) = if m.label == "linux" && case.cpus > 1 {
                 let mut linux = schedlab_sim::policies::linux_by_spec(&spec).map_err(model_error)?.keep_signals();
-                let result = replay::simulate_with(&replay, &m, &mut linux);
+                let result = replay::simulate_with(&r.replay, &m, &mut linux);
                 (result, linux.signal_log().cloned())
             } else {
-                (replay::simulate_under(&replay, &m).map_err(model_error)?, None)
+                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None)
             };
-            let sim = on_case_cpus(&replay::timeline(&replay, &result), &host_cpus);
-            let mut comparison = compare(&live_on_case, &sim, &opts);
+            let sim = on_case_cpus(&replay::timeline(&r.replay, &result), &r.host_cpus);
+            let mut comparison = compare(&r.live_on_case, &sim, &r.opts);
             for t in &mut comparison.tasks {
-                if let Some(n) = label.get(&t.pid) {
+                if let Some(n) = r.label.get(&t.pid) {
                     t.name = n.clone();
                 }
             }
@@ -335,9 +322,10 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
         let (comparison, log, sim) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
-            let pids = replay.imported.report.pids();
-            let pairing = Pairing { pids: &pids, t0_ns: replay.t0_ns, window: (start, opts.end), names: &label };
-            signals::compare(&run.signals, &log, &pairing, &live_on_case, &sim)
+            let replayed = r.replay.imported.report.pids();
+            let pairing =
+                Pairing { pids: &replayed, t0_ns: r.replay.t0_ns, window: (start, r.opts.end), names: &r.label };
+            signals::compare(&r.run.signals, &log, &pairing, &r.live_on_case, &sim)
         });
         let layout = layout_of(&sim);
         model_runs.push(ModelRun {
@@ -355,21 +343,21 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
     }
     Ok(CaseRun {
         case: case.name.to_string(),
-        repeat,
-        host_cpus: host_cpus.clone(),
-        window_ns: (plan.warmup_ns, run.end_ns - run.release_ns),
-        parse,
-        anomalies,
-        lost_ends,
-        interference: interference(&live_on_case, &pids, case.cpus, start, run.end_ns),
-        open: replay.open.iter().map(|p| label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
-        tick_phase: replay.tick_phase,
-        rt_period: rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
-        import_notes: replay.imported.report.notes,
+        repeat: r.repeat,
+        host_cpus: r.host_cpus.clone(),
+        window_ns: (plan.warmup_ns, r.run.end_ns - r.run.release_ns),
+        parse: r.parse,
+        anomalies: r.anomalies,
+        lost_ends: r.lost_ends,
+        interference: interference(&r.live_on_case, &r.pids, case.cpus, start, r.run.end_ns),
+        open: r.replay.open.iter().map(|p| r.label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
+        tick_phase: r.replay.tick_phase,
+        rt_period: r.rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
+        import_notes: r.replay.imported.report.notes,
         layout: live_layout,
         models: model_runs,
-        live: live_on_case,
-        trace_text: run.text,
-        release_ns: run.release_ns,
+        live: r.live_on_case,
+        trace_text: r.run.text,
+        release_ns: r.run.release_ns,
     })
 }
