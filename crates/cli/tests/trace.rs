@@ -317,7 +317,8 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
         assert_eq!(c.len(), 1, "one judged repeat: {c:?}");
         assert!(c[0][1] == 3 && c[0][0].as_u64().unwrap() <= 3, "{c:?}");
     }
-    // The run was replayed with the wake-up delays of a probe made just before it, shown per run.
+    // A probe ran just before the run, shown per run; the replays drew from it pooled with the
+    // probe before the cases.
     let probes = doc["parameters"]["wake_probes_per_run"].as_array().expect("the per-run probes");
     assert_eq!(
         (probes.len(), probes[0]["case"].as_str(), probes[0]["repeat"].as_u64()),

@@ -20,13 +20,14 @@ with sched_switch/sched_wakeup in a private tracefs instance; the trace is impor
 workload (arrivals, CPU bursts, blocked times, who woke whom, policies, affinity; CPU hogs left
 open-ended; what else ran on the case's CPUs replayed beside it) and simulated under the
 host's Linux model (EEVDF + RT + DEADLINE, a run queue per CPU with the kernel's placement and
-load balancing, the host's tick and wake-up delays, both probed first), CFS and round robin.
+load balancing, the host's tick and wake-up delays: the tick probed first, the wake-up path
+before the cases and before every run, all those probes pooled), CFS and round robin.
 Per task: CPU share, switches/s, wake-up latency p50/p99, live against each model. The goal
 for `linux`: shares within 2 percentage points, switches within 15%, wake-up p50 within 25%,
 in every repeat; a case that misses says what the model leaves out. Each model replays each
-run several times (--draws), each time drawing the wake-up delays anew from the probe's
+run several times (--draws), each time drawing the wake-up delays anew from the pooled
 spread, and the most typical replay (the medoid) is judged; a verdict says how many draws
-met the goal, so a miss the trace leaves to chance reads apart from one every draw makes.
+met the goal in each repeat, and whether the kernel's own repeats agreed within the goal.
 Needs root. See docs/validate.md.
 
 Examples:
@@ -51,7 +52,7 @@ pub struct Args {
     #[arg(long = "for", value_parser = units::positive_duration)]
     duration: Option<Duration>,
     /// Replays of each live run under each model, each with its own draw of the wake-up delays
-    /// from the probe's spread; the medoid (the replay nearest the median of every metric) is
+    /// from the probes' pooled spread; the medoid (the replay nearest the median of every metric) is
     /// judged. Default: 3 with --quick, 5, 7 with --full. 1 judges a single draw.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=25))]
     draws: Option<u64>,

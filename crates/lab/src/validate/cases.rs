@@ -106,7 +106,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a SCHED_FIFO task (3 ms every 10 ms, priority 50) above two SCHED_OTHER hogs on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model draws from the pre-empting delays a probe measured in a run of its own just before the case's run, so a 1–2 µs difference straddles the 25% tolerance",
+                "the FIFO task wakes in a few µs, recorded to the trace's 1 µs; the model draws from the RT pre-empting delays of every probe of the validate run pooled, and the path's cost comes in bursts (a run's own wake-ups can take 9 or 14 µs), so a 2–3 µs difference straddles the 25% tolerance",
             ),
             tasks: vec![
                 CaseTask::rt("fifo-3/7", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),

@@ -59,8 +59,9 @@ pub struct Metric {
     /// no value where the live run has one).
     pub errors: Vec<f64>,
     /// Of each judged repeat: how many of the model's draws of the wake-up delays were within the
-    /// tolerance, of how many ([`super::draws`]). A miss that some draws meet is left to chance
-    /// by the trace; one that no draw meets is the model's.
+    /// tolerance, of how many ([`super::draws`]); a draw without the task counts as off. A miss
+    /// that no draw meets is not the judged draw's luck: the model's outcome for that trace, or a
+    /// turn of the kernel's that the trace does not carry.
     pub draws_within: Vec<(usize, usize)>,
     /// Whether the kernel's own judged repeats agree with each other within the tolerance (every
     /// pair, each side taken as the reference in turn): the goal's noise floor on this metric. None
@@ -129,7 +130,8 @@ fn judge_metric(samples: &[Sample<'_>], rule: &Rule, tol: f64, min: u64) -> Metr
         if let (Some(a), Some(l)) = (s.live, l) {
             if (rule.judged)(a, min) {
                 errors.push(error(l, s.model.and_then(rule.value)));
-                let within = s.draws.iter().filter(|d| error(l, (rule.value)(d)) <= tol).count();
+                // A draw without the task is a draw off, as the judged replay would be.
+                let within = s.draws.iter().filter(|d| error(l, d.and_then(rule.value)) <= tol).count();
                 draws_within.push((within, s.draws.len()));
                 judged_live.push(l);
             }
@@ -197,12 +199,8 @@ fn stats_of<'a>(runs: &'a [CaseRun], model: &str, name: &str) -> Vec<Sample<'a>>
         .map(|r| {
             let Some(m) = r.models.iter().find(|m| m.label == model) else { return Sample::default() };
             let t = m.comparison.tasks.iter().find(|t| t.name == name);
-            let draws = m
-                .draws
-                .iter()
-                .filter_map(|d| d.iter().find(|t| t.name == name))
-                .filter_map(|t| present(&t.b))
-                .collect();
+            // One entry per draw, in draw order; None where the task is missing from that draw.
+            let draws = m.draws.iter().map(|d| d.iter().find(|t| t.name == name).and_then(|t| present(&t.b))).collect();
             Sample { live: t.and_then(|t| present(&t.a)), model: t.and_then(|t| present(&t.b)), draws }
         })
         .collect()
@@ -225,7 +223,8 @@ fn ranked<'a>(members: &[Vec<Sample<'a>>], rule: &Rule, rank: usize) -> Vec<Samp
             Sample {
                 live: nth(members.iter().filter_map(|m| m[r].live).collect()),
                 model: nth(members.iter().filter_map(|m| m[r].model).collect()),
-                draws: (0..draws).filter_map(|d| nth(members.iter().map(|m| m[r].draws[d]).collect())).collect(),
+                // Ranked within each draw, over the members that draw has.
+                draws: (0..draws).map(|d| nth(members.iter().filter_map(|m| m[r].draws[d]).collect())).collect(),
             }
         })
         .collect()
@@ -247,7 +246,8 @@ fn rank_name(names: &[String], rank: usize) -> String {
 struct Sample<'a> {
     live: Option<&'a TaskStats>,
     model: Option<&'a TaskStats>,
-    draws: Vec<&'a TaskStats>,
+    /// In draw order; None where the draw lacks the task.
+    draws: Vec<Option<&'a TaskStats>>,
 }
 
 /// Every metric of one row, from the pairs `metric` gives for each rule.
@@ -329,7 +329,7 @@ mod tests {
     }
 
     fn pair<'a>(a: &'a TaskStats, b: &'a TaskStats) -> Sample<'a> {
-        Sample { live: Some(a), model: Some(b), draws: vec![b] }
+        Sample { live: Some(a), model: Some(b), draws: vec![Some(b)] }
     }
 
     fn metric(pairs: &[(TaskStats, TaskStats)], rule: &Rule, tol: f64) -> Metric {
@@ -367,25 +367,35 @@ mod tests {
         // two-state outcome), the medoid at 130.
         let live = stats(0.5, 125, None);
         let (d0, d1, d2) = (stats(0.5, 130, None), stats(0.5, 210, None), stats(0.5, 120, None));
-        let s = Sample { live: Some(&live), model: Some(&d0), draws: vec![&d0, &d1, &d2] };
+        let s = Sample { live: Some(&live), model: Some(&d0), draws: vec![Some(&d0), Some(&d1), Some(&d2), None] };
         let m = judge_metric(&[s.clone(), s], &SWITCHES, 0.15, 20);
-        assert_eq!((m.mark, m.draws_within.clone()), (Mark::Met, vec![(2, 3), (2, 3)]));
-        assert_eq!(m.draws_within_total(), (4, 6));
+        // A fourth draw lacks the task: it counts, as a draw off.
+        assert_eq!((m.mark, m.draws_within.clone()), (Mark::Met, vec![(2, 4), (2, 4)]));
+        assert_eq!(m.draws_within_total(), (4, 8));
         // The kernel's two repeats (125 and 125) agree; a third at 250 does not with them.
         assert_eq!(m.live_repeats_within, Some(true));
         let two_states = stats(0.5, 250, None);
-        let other = Sample { live: Some(&two_states), model: Some(&d0), draws: vec![&d0] };
-        let one = Sample { live: Some(&live), model: Some(&d0), draws: vec![&d0] };
+        let other = Sample { live: Some(&two_states), model: Some(&d0), draws: vec![Some(&d0)] };
+        let one = Sample { live: Some(&live), model: Some(&d0), draws: vec![Some(&d0)] };
         let m = judge_metric(&[one.clone(), other], &SWITCHES, 0.15, 20);
         assert_eq!(m.live_repeats_within, Some(false));
         assert_eq!(judge_metric(&[one], &SWITCHES, 0.15, 20).live_repeats_within, None);
         // Draws of identical hogs are ranked within each draw: a draw that swapped them is
         // the same outcome.
         let (lo, hi) = (stats(0.4, 160, None), stats(0.45, 193, None));
-        let a = Sample { live: Some(&lo), model: Some(&lo), draws: vec![&lo, &hi] };
-        let b = Sample { live: Some(&hi), model: Some(&hi), draws: vec![&hi, &lo] };
+        let a = Sample { live: Some(&lo), model: Some(&lo), draws: vec![Some(&lo), Some(&hi)] };
+        let b = Sample { live: Some(&hi), model: Some(&hi), draws: vec![Some(&hi), Some(&lo)] };
         let lower = judge_metric(&ranked(&[vec![a], vec![b]], &SWITCHES, 0), &SWITCHES, 0.15, 20);
         assert_eq!((lower.mark, lower.draws_within), (Mark::Met, vec![(2, 2)]));
+        // A draw in which hog-a did not run ranks what it has: hog-b is its lower, and it has no
+        // higher, which counts as off.
+        let a = Sample { live: Some(&lo), model: Some(&lo), draws: vec![Some(&lo), None] };
+        let b = Sample { live: Some(&hi), model: Some(&hi), draws: vec![Some(&hi), Some(&hi)] };
+        let members = [vec![a], vec![b]];
+        let higher = judge_metric(&ranked(&members, &SWITCHES, 1), &SWITCHES, 0.15, 20);
+        assert_eq!(higher.draws_within, vec![(1, 2)]);
+        let lower = judge_metric(&ranked(&members, &SWITCHES, 0), &SWITCHES, 0.15, 20);
+        assert_eq!(lower.draws_within, vec![(1, 2)], "the second draw's lower is hog-b's 193, 21% off 160");
     }
 
     /// Two identical hogs whose roles the model swapped: judged by name they disagree, as a

@@ -134,19 +134,15 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let probe = probe::slice_end(&exe, plan.one_cpu[0], host_tick, std::time::Duration::from_millis(400))?;
     ctx.progress.update(0.0, "probing the wake-up path");
     let wake = probe::wake::wake_costs(&exe, plan.two_cpus[0], plan.one_cpu[0], std::time::Duration::from_secs(2))?;
-    let mut models: Vec<_> =
-        replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact)
-            .into_iter()
-            .map(|m| m.with_wake_delays(wake.delays()))
-            .collect();
+    let models =
+        replay::models(schedlab_os::affinity::online_cpus(), ctx.machine.hz, ctx.machine.base_slice_ns, probe.exact);
+    let tick = models.iter().find_map(|m| m.tick);
     ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
-    let dz = probe::delay_zero::delay_zero(&exe, plan.one_cpu[0], &models[0], 2_000 * MS, params.draws)?;
-    models[0].spec.push_str(dz.spec_suffix());
+    let dz_run = probe::delay_zero::record(&exe, plan.one_cpu[0], tick, 2_000 * MS, params.draws)?;
     let total = chosen.len() * params.repeats;
     let mut recorded: Vec<(&Case, measure::Recorded)> = Vec::with_capacity(total);
     let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
     let mut probe_failures: Vec<String> = Vec::new();
-    let tick = models.iter().find_map(|m| m.tick);
     // Recording takes most of the time; the replays come after, once every probe is in.
     let recording = |done: usize| 0.8 * done as f64 / total as f64;
     'cases: for case in &chosen {
@@ -170,9 +166,19 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     // about that run than the others do (`probe/per_run.rs`).
     let pool: Vec<&probe::wake::WakeProbe> = std::iter::once(&wake).chain(near_probes.iter().map(|p| &p.2)).collect();
     let pooled = probe::per_run::pooled(&pool).unwrap_or_else(|| wake.delays());
-    let models: Vec<Model> = models.into_iter().map(|m| m.with_wake_delays(pooled)).collect();
+    let mut models: Vec<Model> = models.into_iter().map(|m| m.with_wake_delays(pooled)).collect();
+    ctx.progress.update(0.8, "replaying the DELAY_ZERO probe");
+    let dz = probe::delay_zero::judge(dz_run, &models[0])?;
+    models[0].spec.push_str(dz.spec_suffix());
     let mut runs: Vec<CaseRun> = Vec::with_capacity(recorded.len());
+    // A stop during the runs still has the runs recorded so far replayed (seconds, not minutes);
+    // one during the replays keeps what is replayed.
+    let stopped_while_recording = schedlab_os::signals::stop_requested();
     for (case, rec) in recorded {
+        if !stopped_while_recording && schedlab_os::signals::stop_requested() {
+            s.status = Status::Interrupted;
+            break;
+        }
         let what = format!("replaying {} (repeat {} of {})", case.name, rec.repeat + 1, params.repeats);
         ctx.progress.update(0.8 + 0.2 * runs.len() as f64 / total as f64, &what);
         runs.push(measure::replay_case(case, rec, &plan, &models)?);
@@ -209,7 +215,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
     s.tables.insert(0, tables::summary(&judgements, &sizes));
     if params.repeats > 1 {
-        s.tables.push(tables::noise_floor(&judgements));
+        s.tables.push(tables::noise_floor(&judgements, &tol));
     }
     if let Some(t) = tables::layout_table(&runs, &chosen) {
         s.tables.push(t);

@@ -172,9 +172,9 @@ fn draws_said(m: &Metric) -> String {
     }
 }
 
-/// The metrics off in a judgement, split by what the draws say: some draw met the goal in every
-/// repeat (the draw decided the miss), or no draw did in some repeat (the model's outcome for that
-/// trace, or the kernel's chance, is off whatever the draw); and on how many the kernel's own
+/// The metrics off in a judgement, counted by what the draws say — some draw within the goal in
+/// every repeat, or none within in some repeat (five draws are a small sample: a draw within
+/// says the model can give the live value, not how often) — and by whether the kernel's own
 /// repeats differed beyond the goal. None with one draw per run.
 fn chance_or_model(j: &CaseJudgement) -> Option<String> {
     let off: Vec<&Metric> = j
@@ -187,11 +187,11 @@ fn chance_or_model(j: &CaseJudgement) -> Option<String> {
     let kernel = off.iter().filter(|m| m.live_repeats_within == Some(false)).count();
     (!off.is_empty()).then(|| {
         format!(
-            "Of the metrics off, {chance} had a draw of the wake-up delays within the goal in every repeat (the draw \
-             decided them) and {} had none in some repeat (no draw of the model came within there: not the draw's \
-             luck); on {kernel} of the {} the kernel's own repeats differed from each other beyond the goal",
-            off.len() - chance,
-            off.len()
+            "Of the {} metrics off, {chance} had at least one draw of the wake-up delays within the goal in every \
+             repeat and {} had none within in some repeat; on {kernel} of them the kernel's own repeats differed from \
+             each other beyond the goal",
+            off.len(),
+            off.len() - chance
         )
     })
 }
@@ -200,10 +200,10 @@ fn chance_or_model(j: &CaseJudgement) -> Option<String> {
 /// within the goal, and how many they did not (a metric on which the kernel differs from itself
 /// by more than the goal is one no replay of one run can be held to in every repeat, unless the
 /// trace carries what made the repeats differ).
-pub fn noise_floor(judgements: &[CaseJudgement]) -> Table {
+pub fn noise_floor(judgements: &[CaseJudgement], tol: &Tolerances) -> Table {
     let mut t = Table::new(
         "The kernel against itself: its repeats of each case compared with each other by the goal",
-        &["case", "metrics judged", "repeats within the goal", "repeats beyond the goal"],
+        &["case", "metrics judged", "metrics the repeats agreed on", "metrics they did not"],
     )
     .keyed(&["case"]);
     for j in judgements.iter().filter(|j| j.model == "linux") {
@@ -216,13 +216,16 @@ pub fn noise_floor(judgements: &[CaseJudgement]) -> Table {
         let agree = within.iter().filter(|&&w| w).count();
         t.row(vec![j.case.clone(), within.len().to_string(), agree.to_string(), (within.len() - agree).to_string()]);
     }
-    t.with_note(
-        "Every pair of the case's live repeats compared by the goal's own rule (share ±2 pp, switches ±15%, wake-up \
-         p50 ±25%, each repeat taken as the reference in turn), over the metrics judged in at least two repeats. A \
-         metric beyond the goal here is one on which the kernel did not repeat itself: a layout settled otherwise, a \
-         steady state switched, the wake-up path in a burst. A replay follows its own run's trace, so it can still \
-         meet such a metric, but only where the trace carries what made the repeats differ.",
-    )
+    t.with_note(format!(
+        "Every pair of the case's live repeats compared by the goal's own rule (share ±{} pp, switches ±{:.0}%, \
+         wake-up p50 ±{:.0}%, each repeat taken as the reference in turn), over the metrics judged in at least two \
+         repeats. A metric they did not agree on is one on which the kernel did not repeat itself: a layout settled \
+         otherwise, a steady state switched, the wake-up path in a burst. A replay follows its own run's trace, so \
+         it can still meet such a metric, but only where the trace carries what made the repeats differ.",
+        tol.share_pp,
+        100.0 * tol.switches,
+        100.0 * tol.wake_p50
+    ))
 }
 
 /// What a case's verdict says beside the metrics.
@@ -426,7 +429,7 @@ mod tests {
             ]
         };
         // One row per case (the live side is the same under every model).
-        let t = noise_floor(&[judgement("linux", tasks()), judgement("cfs", tasks())]);
+        let t = noise_floor(&[judgement("linux", tasks()), judgement("cfs", tasks())], &Tolerances::default());
         assert_eq!(t.rows, vec![vec!["c", "5", "4", "1"]]);
     }
 
@@ -452,6 +455,7 @@ mod tests {
         );
         assert!(said[0].contains("the kernel's own repeats differed beyond the goal"), "{}", said[0]);
         let split = chance_or_model(&j).unwrap();
-        assert!(split.contains("0 had a draw") && split.contains("1 had none in some repeat"), "{split}");
+        assert!(split.starts_with("Of the 1 metrics off, 0 had at least one draw"), "{split}");
+        assert!(split.contains("1 had none within in some repeat; on 1 of them the kernel's own"), "{split}");
     }
 }

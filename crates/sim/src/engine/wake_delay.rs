@@ -48,7 +48,8 @@ impl WakeDelay {
         }
         all.sort_unstable();
         let n = all.len();
-        Some(WakeDelay::spread(|q| all[((q * n as f64) as usize).min(n - 1)]))
+        // The q-quantile of n sorted values: the ⌈q·n⌉-th.
+        Some(WakeDelay::spread(|q| all[((q * n as f64).ceil() as usize).clamp(1, n) - 1]))
     }
 
     /// Its median: the mean of the two middle values.

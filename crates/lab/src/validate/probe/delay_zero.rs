@@ -119,14 +119,27 @@ fn mix() -> Case {
     }
 }
 
-/// Run the mix on `cpu` for `duration_ns` and replay it under `linux` (the cases' model, with
-/// the host's tick and wake-up delays, `draws` replays each as the cases have) with DELAY_ZERO
-/// on and off.
-pub fn delay_zero(exe: &Path, cpu: usize, linux: &Model, duration_ns: u64, draws: usize) -> Result<DelayZeroProbe> {
+/// The mix run live on one CPU, waiting to be replayed ([`record`], then [`judge`]).
+pub struct Recorded {
+    cpu: usize,
+    plan: RunPlan,
+    run: measure::Recorded,
+}
+
+/// Run the mix on `cpu` for `duration_ns` under a recording (workload time 0 on the live tick when
+/// the models run with one, `tick_ns`); `draws` replays per setting, as the cases have.
+pub fn record(exe: &Path, cpu: usize, tick_ns: Option<u64>, duration_ns: u64, draws: usize) -> Result<Recorded> {
     let plan = RunPlan { duration_ns, warmup_ns: duration_ns / 10, one_cpu: vec![cpu], two_cpus: vec![cpu], draws };
+    let run = measure::record_case(&mix(), 0, &plan, tick_ns, exe, &|_| {}).context("the DELAY_ZERO probe")?;
+    Ok(Recorded { cpu, plan, run })
+}
+
+/// Replay the recorded mix under `linux` (the cases' model, with the host's tick and the wake-up
+/// delays the cases are replayed with) with DELAY_ZERO on and off, and choose.
+pub fn judge(recorded: Recorded, linux: &Model) -> Result<DelayZeroProbe> {
+    let Recorded { cpu, plan, run } = recorded;
     let off = Model { spec: format!("{},delay_zero=0", linux.spec), ..linux.clone() };
-    let run =
-        measure::run_case(&mix(), 0, &plan, &[linux.clone(), off], exe, &|_| {}).context("the DELAY_ZERO probe")?;
+    let run = measure::replay_case(&mix(), run, &plan, &[linux.clone(), off]).context("the DELAY_ZERO probe")?;
     // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
     // the replay.
     let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");

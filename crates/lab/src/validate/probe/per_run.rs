@@ -1,15 +1,15 @@
 //! The wake-up probe run just before each live run of a case ([`super::wake`]), and the spread
 //! every replay draws from: all of them pooled.
 //!
-//! The wake-up path's cost comes in bursts here: most probes put a pre-empting wake-up at 8–11
-//! µs, 7 and 13 of the 33 of two validate runs at 12–24 µs, and the cases' own wake-ups alike. A burst seldom lasts from
-//! a probe into the run after it: over the 42 fair and FIFO sleepers of two validate runs of
-//! 2026-11-28/29 (each replayed with the probe made just before its run), the probe's median and
-//! the run's live median were uncorrelated (r = −0.01), and the model, following its probe, missed
-//! wake-up medians of runs the probe had caught in a burst (18 µs against 8 live). So a probe next
-//! to a run says nothing more about that run than any other, and every replay draws from the
-//! mixture of every probe of the validate run: spread over its minutes, a burst is a burst's share
-//! of the pool rather than the whole calibration of one run.
+//! The wake-up path's cost is not steady here: most probes put a pre-empting wake-up at 8–11 µs,
+//! 7 and 13 of the 33 of two validate runs at 12–24 µs (the cases' sleepers' own medians were
+//! above 12 µs in about 3 of 21 per run). Yet a probe does not foretell the run after it: over
+//! the 42 fair and FIFO sleepers of those two runs of 2026-11-28/29 (each replayed with the probe
+//! made just before its run), the probe's median and the run's live median were uncorrelated
+//! (r = −0.01), and the model, following its probe, missed wake-up medians of runs whose probe
+//! was slow (18 µs against 8 live). So a probe next to a run says nothing more about that run
+//! than any other, and every replay draws from the mixture of every probe of the validate run:
+//! a slow probe is then one probe's share of the pool, not the whole calibration of one run.
 
 use super::wake::{Delay, WakeProbe};
 use schedlab_report::section::Table;

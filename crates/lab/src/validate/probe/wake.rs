@@ -85,8 +85,8 @@ impl WakeProbe {
         format!(
             "Wake-up path: a timer wake-up takes {} onto an idle CPU and {} when it pre-empts ({} for a SCHED_FIFO \
              task); a task's wake-up of a task that pre-empts it takes {}{remote} (medians), in a probe before the \
-             cases whose spreads, 16 quantiles per kind, the DELAY_ZERO probe's replays draw each wake-up's delay from \
-             (a calibration).",
+             cases, kept as spreads of 16 quantiles per kind and pooled with the probes before each run for every \
+             replay (a calibration).",
             us(&self.idle),
             us(&self.preempt),
             us(&self.preempt_rt),
