@@ -11,6 +11,7 @@
 //! over the draws says how much of a miss the trace leaves to chance (`judge`).
 
 use super::judge::Tolerances;
+use schedlab_report::stats::percentile;
 use schedlab_trace::compare::{TaskComparison, TaskStats};
 
 /// What a feature reads from a task's stats.
@@ -48,16 +49,6 @@ fn features(tasks: &[TaskComparison], groups: &[Vec<String>], tol: &Tolerances) 
     out
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// The index of the medoid of `draws` (each a replay's task comparisons, tasks in the same
 /// order): the draw with the least sum of squared distances, in tolerances, to each feature's
 /// median over the draws. Features some draw lacks are left out; ties go to the earlier draw.
@@ -67,7 +58,7 @@ pub fn medoid(draws: &[&[TaskComparison]], groups: &[Vec<String>], tol: &Toleran
     let medians: Vec<Option<f64>> = (0..width)
         .map(|k| {
             let column: Option<Vec<f64>> = f.iter().map(|d| d[k]).collect();
-            column.map(median)
+            column.map(|c| percentile(&c, 50.0))
         })
         .collect();
     let distance = |d: &Vec<Option<f64>>| -> f64 {

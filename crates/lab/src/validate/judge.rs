@@ -155,6 +155,13 @@ pub struct TaskJudgement {
     pub wake_p99_us: Metric,
 }
 
+impl TaskJudgement {
+    /// The metrics judged (p99 is shown only).
+    pub fn judged(&self) -> [&Metric; 3] {
+        [&self.share, &self.switches_per_s, &self.wake_p50_us]
+    }
+}
+
 /// One case under one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseJudgement {
@@ -172,7 +179,7 @@ pub struct CaseJudgement {
 impl CaseJudgement {
     /// (met, missed, inconclusive) over every judged metric.
     pub fn counts(&self) -> (usize, usize, usize) {
-        let marks = self.tasks.iter().flat_map(|t| [t.share.mark, t.switches_per_s.mark, t.wake_p50_us.mark]);
+        let marks = self.tasks.iter().flat_map(TaskJudgement::judged).map(|m| m.mark);
         marks.fold((0, 0, 0), |(m, x, i), k| match k {
             Mark::Met => (m + 1, x, i),
             Mark::Missed => (m, x + 1, i),

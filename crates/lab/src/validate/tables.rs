@@ -3,7 +3,7 @@
 //! model's worst error marked met ✓, missed ✗ or inconclusive ~).
 
 use super::cases::Case;
-use super::judge::{CaseJudgement, Mark, Metric, Tolerances};
+use super::judge::{CaseJudgement, Mark, Metric, TaskJudgement, Tolerances};
 use super::layout::Layout;
 use super::measure::CaseRun;
 use schedlab_report::section::{ClaimKind, Table, Verdict};
@@ -180,7 +180,7 @@ fn chance_or_model(j: &CaseJudgement) -> Option<String> {
     let off: Vec<&Metric> = j
         .tasks
         .iter()
-        .flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us])
+        .flat_map(TaskJudgement::judged)
         .filter(|m| matches!(m.mark, Mark::Missed | Mark::Inconclusive) && m.draws_within.iter().any(|&(_, n)| n > 1))
         .collect();
     let chance = off.iter().filter(|m| m.draws_within.iter().all(|&(w, _)| w > 0)).count();
@@ -207,12 +207,8 @@ pub fn noise_floor(judgements: &[CaseJudgement], tol: &Tolerances) -> Table {
     )
     .keyed(&["case"]);
     for j in judgements.iter().filter(|j| j.model == "linux") {
-        let within: Vec<bool> = j
-            .tasks
-            .iter()
-            .flat_map(|t| [&t.share, &t.switches_per_s, &t.wake_p50_us])
-            .filter_map(|m| m.live_repeats_within)
-            .collect();
+        let within: Vec<bool> =
+            j.tasks.iter().flat_map(TaskJudgement::judged).filter_map(|m| m.live_repeats_within).collect();
         let agree = within.iter().filter(|&&w| w).count();
         t.row(vec![j.case.clone(), within.len().to_string(), agree.to_string(), (within.len() - agree).to_string()]);
     }
@@ -384,7 +380,6 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use super::super::judge::TaskJudgement;
     use super::*;
 
     fn metric(within: Option<bool>) -> Metric {
