@@ -218,19 +218,6 @@ pub struct Recorded {
     live_on_case: Timeline,
 }
 
-/// Run `case` once (repeat number `repeat`) and replay it under `models`.
-pub fn run_case(
-    case: &Case,
-    repeat: usize,
-    plan: &RunPlan,
-    models: &[Model],
-    exe: &Path,
-    progress: &dyn Fn(&str),
-) -> Result<CaseRun> {
-    let recorded = record_case(case, repeat, plan, models.iter().find_map(|m| m.tick), exe, progress)?;
-    replay_case(case, recorded, plan, models)
-}
-
 /// Run `case` once (repeat number `repeat`) under a recording and import its trace, workload time
 /// 0 on the live tick when the models run with one (`tick_ns`).
 pub fn record_case(
