@@ -202,13 +202,16 @@ mod tests {
         let fs = TraceFs::open().unwrap();
         let prefix = format!("schedlab-orphan-test-{}-", std::process::id());
         // Above any pid_max (at most 2^22), so no such process can exist.
-        let dead = Instance::create(&fs, &format!("{prefix}99999999"), 64, &["sched/sched_switch"]).unwrap();
+        let mut dead = Instance::create(&fs, &format!("{prefix}99999999"), 64, &["sched/sched_switch"]).unwrap();
         let dead_dir = dead.dir().to_path_buf();
+        // Left as a killed run leaves it; its journal entry is settled below, once removed.
+        let dead_entry = dead.journal.take();
         std::mem::forget(dead);
         let live =
             Instance::create(&fs, &format!("{prefix}{}", std::process::id()), 64, &["sched/sched_switch"]).unwrap();
         assert_eq!(Instance::remove_orphans(&fs, &prefix), 1);
         assert!(!dead_dir.exists());
+        drop(dead_entry);
         assert!(live.dir().exists());
     }
 

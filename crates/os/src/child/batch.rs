@@ -377,9 +377,13 @@ mod tests {
         }
         let dir = std::env::temp_dir().join(format!("schedlab-orphan-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        // The helper journals its process groups in a state directory of its own, which this
+        // test heals afterwards as the next run would, leaving the machine's journal alone.
+        let state = dir.with_extension("state");
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "child::batch::tests::children_of_a_killed_harness_never_start", "--test-threads=1"])
             .env(HELPER, &dir)
+            .env(crate::journal::STATE_DIR_ENV, &state)
             .stdout(std::process::Stdio::null())
             .status()
             .unwrap();
@@ -388,7 +392,11 @@ mod tests {
         std::thread::sleep(Duration::from_millis(500));
         let started = std::fs::read_dir(&dir).unwrap().count();
         std::fs::remove_dir_all(&dir).unwrap();
+        let healed = crate::journal::heal_in(&state).unwrap();
+        std::fs::remove_dir_all(&state).unwrap();
         assert_eq!(started, 0, "children of a dead harness started their program");
+        assert_eq!(healed.undone.len(), 1, "the dead helper's process group was not healed: {healed:?}");
+        assert!(healed.failed.is_empty(), "{healed:?}");
     }
 
     #[test]
