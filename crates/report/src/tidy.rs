@@ -278,8 +278,7 @@ pub fn tidy_keyed(columns: &[String], rows: &[Vec<String>], keys: &[String]) -> 
         }
         let verdict = |p: &Parts| p.note.as_deref().and_then(verdict_word);
         if !numeric && !present.is_empty() && present.iter().all(|p| verdict(p).is_some()) {
-            push(format!("{name}_met"), &|p| verdict(p).and_then(|v| v.met()).map(str::to_string));
-            push(format!("{name}_inconclusive"), &|p| verdict(p).and_then(|v| v.inconclusive()).map(str::to_string));
+            push_verdict(&mut push, &name, &verdict);
             continue;
         }
         // A column of marks alone (`✓`, `none ✗`) is verdicts, not labels.
@@ -321,8 +320,7 @@ pub fn tidy_keyed(columns: &[String], rows: &[Vec<String>], keys: &[String]) -> 
         }
         let mark = |p: &Parts| measured(p).and_then(|m| m.mark).and_then(|m| verdict_mark(&m));
         if present.iter().any(|p| mark(p).is_some()) {
-            push(format!("{name}_met"), &|p| mark(p).and_then(|v| v.met()).map(str::to_string));
-            push(format!("{name}_inconclusive"), &|p| mark(p).and_then(|v| v.inconclusive()).map(str::to_string));
+            push_verdict(&mut push, &name, &mark);
         }
         let mark = |p: &Parts| measured(p).and_then(|m| m.mark);
         if present.iter().any(|p| mark(p).is_some_and(|m| m == "*")) {
@@ -333,13 +331,19 @@ pub fn tidy_keyed(columns: &[String], rows: &[Vec<String>], keys: &[String]) -> 
         }
         if unsupported.iter().any(|u| *u) {
             // 1 where a number was read, 0 where the cell said it is not supported.
-            push(format!("{name}_supported"), &|p| Some(if p.value.is_some() { "1" } else { "" }.to_string()));
-            for (r, u) in out_rows.iter_mut().zip(&unsupported) {
-                if *u {
-                    if let Some(last) = r.last_mut() {
-                        *last = "0".into();
+            out_cols.push(format!("{name}_supported"));
+            for ((r, p), u) in out_rows.iter_mut().zip(&parsed).zip(&unsupported) {
+                let read = p.as_ref().is_some_and(|p| p.value.is_some());
+                r.push(
+                    if *u {
+                        "0"
+                    } else if read {
+                        "1"
+                    } else {
+                        ""
                     }
-                }
+                    .to_string(),
+                );
             }
         }
     }
@@ -406,6 +410,16 @@ impl Verdict {
 }
 
 /// `✓` met, `✗` missed, `~` and `?` inconclusive; None for another mark (`*`).
+/// The `<name>_met` and `<name>_inconclusive` columns of a column of verdicts.
+fn push_verdict(
+    push: &mut impl FnMut(String, &dyn Fn(&Parts) -> Option<String>),
+    name: &str,
+    verdict: &dyn Fn(&Parts) -> Option<Verdict>,
+) {
+    push(format!("{name}_met"), &|p| verdict(p).and_then(Verdict::met).map(str::to_string));
+    push(format!("{name}_inconclusive"), &|p| verdict(p).and_then(Verdict::inconclusive).map(str::to_string));
+}
+
 fn verdict_mark(mark: &str) -> Option<Verdict> {
     match mark {
         "✓" => Some(Verdict::Met),
