@@ -65,6 +65,10 @@ pub struct RareFields {
     /// The CPU it starts on, for a policy that keeps a queue per CPU (a replayed trace's task
     /// that was already there: where the trace first shows it). None: the policy places it.
     pub start_cpu: Option<CpuId>,
+    /// The CPU each of its CPU bursts runs on (counted per job; past the last, the last's), in
+    /// place of `affinity`: a replayed trace's background task held where it ran live, since
+    /// where the kernel put it is not what the replay predicts. Empty: `affinity` holds.
+    pub burst_cpus: Vec<CpuId>,
     /// The task that forks it: it arrives at that task's first wake-up naming it (the fork, at
     /// that point of the parent's CPU bursts) rather than at `arrival`, which then only records
     /// when it began in the run it came from. A replayed fork stays where it happened in the
@@ -97,6 +101,7 @@ static NO_RARE_FIELDS: RareFields = RareFields {
     until_woken: Vec::new(),
     runtime_reads: Vec::new(),
     start_cpu: None,
+    burst_cpus: Vec::new(),
     forked_by: None,
     job_phases: Vec::new(),
 };
@@ -127,6 +132,17 @@ impl TaskSpec {
     pub fn with(mut self, rare: RareFields) -> Self {
         self.rare = (rare != NO_RARE_FIELDS).then(|| Box::new(rare));
         self
+    }
+}
+
+impl RareFields {
+    /// The CPUs its CPU burst `k` may run on: its entry of `burst_cpus`, else `affinity`.
+    #[inline]
+    pub fn cpus_of_burst(&self, k: usize) -> Option<&[CpuId]> {
+        match self.burst_cpus.len() {
+            0 => self.affinity.as_deref(),
+            n => Some(std::slice::from_ref(&self.burst_cpus[k.min(n - 1)])),
+        }
     }
 }
 

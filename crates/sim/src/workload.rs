@@ -180,6 +180,10 @@ struct RawTask {
     /// The CPU it starts on (per-CPU queues).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     start_cpu: Option<CpuId>,
+    /// The CPU each CPU burst runs on, in place of `affinity` (a replayed trace's background
+    /// task held where it ran live); past the last entry, the last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    burst_cpus: Vec<CpuId>,
     /// The index of the task that forks it (in `tasks`): it arrives at that task's first
     /// wake-up naming it in its `wakes` (the fork), not at `arrival`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -353,6 +357,9 @@ impl Workload {
             if let Some(c) = t.start_cpu.filter(|&c| c >= cpus) {
                 return Err(err(format!("tasks[{i}].start_cpu"), format!("CPU {c} does not exist (cpus = {cpus})")));
             }
+            if let Some(c) = t.burst_cpus.iter().find(|&&c| c >= cpus) {
+                return Err(err(format!("tasks[{i}].burst_cpus"), format!("CPU {c} does not exist (cpus = {cpus})")));
+            }
             if let Some(a) = &t.affinity {
                 if let Some(bad) = a.iter().find(|&&x| x >= cpus) {
                     return Err(err(
@@ -469,6 +476,11 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             return Err(err(f("start_cpu"), format!("CPU {c} does not exist (cpus = {n})")));
         }
     }
+    if let Some(n) = cpus {
+        if let Some(c) = t.burst_cpus.iter().find(|&&c| c >= n) {
+            return Err(err(f("burst_cpus"), format!("CPU {c} does not exist (cpus = {n})")));
+        }
+    }
     let n_io = bursts.len() / 2;
     let mut wakes = Vec::with_capacity(t.wakes.len());
     for (k, w) in t.wakes.iter().enumerate() {
@@ -543,6 +555,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         until_woken: t.until_woken,
         runtime_reads,
         start_cpu: t.start_cpu,
+        burst_cpus: t.burst_cpus,
         forked_by: t.forked_by,
         job_phases,
     }))
@@ -641,6 +654,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         until_woken: t.until_woken.clone(),
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
         start_cpu: t.start_cpu,
+        burst_cpus: t.burst_cpus.clone(),
         forked_by: t.forked_by,
     }
 }
@@ -706,6 +720,7 @@ mod tests {
             until_woken: vec![0],
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
+            burst_cpus: vec![0],
             forked_by: Some(0),
             job_phases: vec![],
         });

@@ -61,6 +61,13 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                 };
                 let n_cpu = b.len().div_ceil(2);
                 let b_first: schedlab_sim::workload::Bursts = b.clone().into();
+                // Some tasks allowed on several CPUs are held instead: each burst on one of them.
+                let held = phased && aff.as_ref().is_some_and(|a| a.len() > 1);
+                let burst_cpus: Vec<usize> = match (&aff, held) {
+                    (Some(a), true) => a.iter().copied().cycle().skip(arr as usize % a.len()).take(n_cpu).collect(),
+                    _ => Vec::new(),
+                };
+                let aff = aff.filter(|_| !held);
                 TaskSpec {
                     name: "".into(),
                     arrival: arr * US,
@@ -84,6 +91,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                     until_woken: Vec::new(),
                     runtime_reads: Vec::new(),
                     start_cpu: None,
+                    burst_cpus,
                     forked_by: None,
                     // A periodic task without locks: its first job as drawn, the rest reversed.
                     job_phases: if phased && jobs > 1 && lock.is_none() {
@@ -248,9 +256,9 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
         if s.start < release {
             return Err(format!("{} ran at {} before its release {}", t.name, s.start, release));
         }
-        if let Some(a) = &t.affinity {
+        if let Some(a) = t.rare.as_deref().and_then(|r| r.cpus_of_burst(s.burst as usize / 2)) {
             if !a.contains(&s.cpu) {
-                return Err(format!("{} ran on CPU {} outside its affinity", t.name, s.cpu));
+                return Err(format!("{} ran on CPU {} outside its affinity (burst {})", t.name, s.cpu, s.burst));
             }
         }
         *served.entry((s.task, s.job, s.burst)).or_default() += s.end - s.start;

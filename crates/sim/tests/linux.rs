@@ -410,3 +410,51 @@ fn a_forked_task_leaves_a_busy_parent_for_an_idle_cpu() {
     assert_eq!(first.cpu, 0, "the child starts on the idle CPU");
     assert!(r.tasks[2].arrival > 150 * MS, "forked once the parent had run 100 ms: {}", r.tasks[2].arrival);
 }
+
+/// A task held where it ran (`burst_cpus`: a replay's background task) runs each CPU burst on
+/// that burst's CPU, wherever the policy would have woken it: alone on two idle CPUs, it would
+/// wake where it last ran; held, it goes 1, 0, 1. The same under `linux` (its own queue per CPU)
+/// and under the engine's per-CPU queues for a textbook policy.
+#[test]
+fn a_held_task_runs_each_burst_on_the_cpu_it_ran_on_live() {
+    let mut t = TaskSpec::cpu("held", 0, MS);
+    t.bursts = vec![MS, MS, MS, MS, MS].into();
+    t.burst_cpus = vec![1, 0, 1];
+    let w = Workload { cpus: Some(2), tasks: vec![t] };
+    let cfg = SimConfig { cpus: 2, ..SimConfig::default() };
+    // Per CPU burst (its index in `bursts` is twice its number), the CPUs its slices ran on.
+    let cpus = |r: &SimResult| {
+        let mut v: Vec<(u32, usize)> = r.slices.iter().map(|s| (s.burst / 2, s.cpu)).collect();
+        v.dedup();
+        v.into_iter().map(|(_, c)| c).collect::<Vec<_>>()
+    };
+    assert_eq!(cpus(&run(&w, "linux", cfg.clone())), [1, 0, 1]);
+    let mut fcfs = vec![by_spec("fcfs").unwrap(), by_spec("fcfs").unwrap()];
+    let r = schedlab_sim::engine::simulate_per_cpu(&w, &mut fcfs, &SimConfig { record_slices: true, ..cfg.clone() });
+    assert_eq!(cpus(&r), [1, 0, 1]);
+    // Unheld, the same task stays on one CPU throughout.
+    let mut free = w.clone();
+    free.tasks[0].burst_cpus.clear();
+    let free_cpus = cpus(&run(&free, "linux", SimConfig { cpus: 2, ..SimConfig::default() }));
+    assert!(free_cpus.windows(2).all(|p| p[0] == p[1]), "{free_cpus:?}");
+}
+
+/// A held task that never sleeps between two bursts on different CPUs still moves: here each
+/// job runs 3 ms on CPU 0, waits 1 ms, runs 3 ms on CPU 1, and the next job (every 5 ms) is
+/// released while the last burst runs, so the job after starts at once — on CPU 0, leaving
+/// CPU 1's queue as if it had slept. Beside it a hog on each CPU keeps both queues busy.
+#[test]
+fn a_held_task_moves_between_jobs_released_while_it_runs() {
+    let mut held = TaskSpec::cpu("held", 0, 1);
+    held.bursts = vec![3 * MS, MS, 3 * MS].into();
+    (held.jobs, held.period) = (4, Some(5 * MS));
+    held.burst_cpus = vec![0, 1];
+    let hogs = [0, 1].map(|c| pinned(TaskSpec::cpu("hog", 0, 100 * MS), c));
+    let w = Workload { cpus: Some(2), tasks: [vec![held], hogs.to_vec()].concat() };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), check_invariants: true, ..SimConfig::default() };
+    let r = run(&w, "linux", cfg);
+    assert_eq!(r.tasks[0].jobs_done, 4, "{:?}", runs(&r));
+    for s in r.slices.iter().filter(|s| s.task == 0) {
+        assert_eq!(s.cpu, [0, 1][s.burst as usize / 2], "{s:?}");
+    }
+}

@@ -87,3 +87,21 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     );
     assert!(imp.report.notes.iter().all(|n| n.pid.is_some()), "no global note with metadata");
 }
+
+/// Held tasks keep, per CPU burst, the CPU its first run was on; others are left to the model.
+/// A: burst 0 on CPU 0 (10–50), burst 1 from CPU 0 (95–120, then 160–200 on CPU 1) → [0, 0].
+/// B: burst 0 on CPU 1 (70–130), burst 1 on CPU 0 (170–210) → [1, 0]. C (not held): none.
+#[test]
+fn held_tasks_keep_the_cpu_each_burst_began_on() {
+    let opts = ImportOptions { held: [101, 102].into_iter().collect(), ..ImportOptions::new(Select::All) };
+    let w = import(&tl(), &opts).workload;
+    let held: Vec<Vec<usize>> = w.tasks.iter().map(|t| t.burst_cpus.clone()).collect();
+    assert_eq!(held, vec![vec![0, 0], vec![], vec![1, 0]], "A, C, B");
+    // The workload file keeps them, and a CPU beyond the workload's is refused.
+    let text = w.to_json_string();
+    assert_eq!(schedlab_sim::workload::Workload::from_json_str(&text).unwrap().tasks[2].burst_cpus, [1, 0]);
+    let mut bad: serde_json::Value = serde_json::from_str(&text).unwrap();
+    bad["tasks"][2]["burst_cpus"] = serde_json::json!([1, 2]);
+    let e = schedlab_sim::workload::Workload::from_json_str(&bad.to_string()).unwrap_err();
+    assert_eq!(e.field, "tasks[2].burst_cpus", "{e}");
+}

@@ -9,9 +9,11 @@
 //! would hand every hog exactly its live CPU time and its share could not be wrong.
 //!
 //! Everything else that ran on the case's CPUs (kernel threads, this controller, other
-//! programs) is replayed too, pinned to the CPUs it ran on, with the bursts and blocked times
-//! it had: the kernel scheduled the case's tasks around it, so the model must as well. Only the
-//! case's tasks are judged.
+//! programs) is replayed too, with the bursts and blocked times it had, each CPU burst held to
+//! the CPU it began on live: the kernel scheduled the case's tasks around it, so the model must
+//! as well, and where the kernel put it is not what the replay predicts (a daemon the model
+//! left on the CPU it woke on, where the kernel had moved it, would pre-empt the other CPU's
+//! hog in its place). Only the case's tasks are judged.
 //!
 //! Workload time 0 is put on a tick of the live kernel ([`schedlab_trace::tick_phase`]), at or
 //! before the release: the model's ticks then fall where the kernel's did. Which task a tick
@@ -96,6 +98,7 @@ pub fn workload(live: &LiveTrace) -> Replay {
     opts.not_before = Some(live.release_ns);
     opts.start_at_exec = true;
     opts.meta = Some(live.meta.clone());
+    opts.held = others.iter().map(|(p, _)| *p).collect();
     let mut imported = import(live.timeline, &opts);
     let (t0_ns, tick_phase) = (imported.report.t0, imported.report.tick_phase);
     let horizon_ns = live.end_ns.saturating_sub(t0_ns);

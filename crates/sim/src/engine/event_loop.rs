@@ -100,7 +100,13 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
 
     #[inline]
     fn allowed(&self, t: TaskId, c: CpuId) -> bool {
-        !self.tasks[t].pinned || self.w.tasks[t].affinity.as_ref().is_none_or(|a| a.contains(&c))
+        let ts = &self.tasks[t];
+        !ts.pinned
+            || self.w.tasks[t]
+                .rare
+                .as_deref()
+                .and_then(|r| r.cpus_of_burst(ts.burst_idx as usize / 2))
+                .is_none_or(|a| a.contains(&c))
     }
 
     /// Look up the task at position `next_arrival` of the arrival order.
@@ -567,6 +573,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             || self.pending[t] == 0
             || !spec.locks.is_empty()
             || spec.until_woken.binary_search(&io).is_err()
+            || spec.rare.as_deref().and_then(|r| r.cpus_of_burst(io + 1)).is_some_and(|a| !a.contains(&c))
         {
             return false;
         }
@@ -964,7 +971,12 @@ pub(super) struct SpecScan {
 /// than the hardware needs to.
 pub(super) fn scan_specs(specs: &[TaskSpec]) -> SpecScan {
     let plain = |t: &TaskSpec| {
-        t.bursts.len() == 1 && t.jobs <= 1 && t.locks.is_empty() && t.wakes.is_empty() && t.forked_by.is_none()
+        t.bursts.len() == 1
+            && t.jobs <= 1
+            && t.locks.is_empty()
+            && t.wakes.is_empty()
+            && t.forked_by.is_none()
+            && t.burst_cpus.is_empty()
     };
     let n = specs.len();
     let q = n / 4;
@@ -1013,7 +1025,10 @@ fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
 #[inline(always)]
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
     let waker_cpu = (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId);
-    let view = view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu);
+    let mut view = view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu);
+    if let Some(r) = spec.rare.as_deref().filter(|r| !r.burst_cpus.is_empty()) {
+        view.affinity = r.cpus_of_burst(ts.burst_idx as usize / 2);
+    }
     TaskView { arrival: ts.arrival, ..view }
 }
 

@@ -85,7 +85,7 @@ impl TaskState {
             queue: 0,
             last_cpu: NO_CPU,
             phase: Phase::NotArrived,
-            pinned: spec.affinity.is_some(),
+            pinned: spec.affinity.is_some() || !spec.burst_cpus.is_empty(),
             woken_at: NONE,
             woken_from: NO_CPU,
             waiting_wake: false,

@@ -15,6 +15,8 @@ pub(crate) struct Bursts {
     pub lengths: Vec<u64>,
     /// Per CPU burst, the runs (trace time) it was made of, in order.
     pub runs: Vec<Vec<(u64, u64)>>,
+    /// Per CPU burst, the CPU its first run was on.
+    pub cpus: Vec<usize>,
     /// Per blocked interval, the task-context wake-up that ended it (for merged blocks, the
     /// last one's).
     pub wakers: Vec<Option<Waker>>,
@@ -49,13 +51,13 @@ pub(crate) fn bursts_of(
     notes: &mut Vec<Note>,
 ) -> Option<Bursts> {
     enum Item {
-        Run(u64, u64),
+        Run(u64, u64, usize),
         Block(u64, u64, Option<Waker>),
     }
     let mut items: Vec<(u64, Item)> = Vec::new();
     for r in t.runs.iter().filter(|r| r.end > *start || (r.end == *start && r.start == *start)) {
         let s = r.start.max(*start);
-        items.push((s, Item::Run(s, r.end)));
+        items.push((s, Item::Run(s, r.end, r.cpu)));
     }
     // A block going on at the start counts from the start (it then moves the start to its end).
     for b in t.blocked.iter().filter(|b| b.end > *start || b.start >= *start) {
@@ -71,7 +73,10 @@ pub(crate) fn bursts_of(
     let (mut cpu, mut runs) = (0u64, Vec::new());
     for (_, it) in items {
         match it {
-            Item::Run(a, b) => {
+            Item::Run(a, b, on) => {
+                if runs.is_empty() {
+                    out.cpus.push(on);
+                }
                 cpu += b - a;
                 runs.push((a, b));
             }

@@ -58,6 +58,9 @@ pub struct ImportOptions {
     /// ([`crate::tick_phase`]), so a replay with this tick has its ticks where the kernel's were.
     /// Left at t0 when the trace shows no tick.
     pub align_tick: Option<u64>,
+    /// Tasks held where they ran: each CPU burst on the CPU it began on in the trace (the
+    /// workload's `burst_cpus`), for tasks a replay carries as background rather than predicts.
+    pub held: BTreeSet<Pid>,
 }
 
 impl ImportOptions {
@@ -71,6 +74,7 @@ impl ImportOptions {
             wake_edges: true,
             not_before: None,
             align_tick: None,
+            held: BTreeSet::new(),
         }
     }
 }
@@ -514,6 +518,11 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
                 start_cpu: p.start_cpu,
+                burst_cpus: if opts.held.contains(&p.pid) && p.bursts.cpus.iter().all(|&c| c < cpus) {
+                    p.bursts.cpus.clone()
+                } else {
+                    Vec::new()
+                },
                 forked_by: edges.as_ref().and_then(|e| e.forked_by[i]),
                 job_phases: Vec::new(),
             }),

@@ -115,7 +115,7 @@ mod tests {
             lengths: vec![5, 4, 11, 10, 1],
             runs: vec![vec![(0, 5)], vec![(9, 20)], vec![(30, 31)]],
             wakers: vec![Some(Waker { pid: 1, at: 8 }), None],
-            reads: vec![],
+            ..Bursts::default()
         };
         let mut notes = Vec::new();
         let e = edges(&[(1, &one), (2, &two)], &mut notes);
@@ -142,7 +142,7 @@ mod tests {
             lengths: vec![1, 4, 1],
             runs: vec![vec![(9, 10)], vec![(14, 15)]],
             wakers: vec![Some(Waker { pid: 1, at: 8 })],
-            reads: vec![],
+            ..Bursts::default()
         };
         let tasks = [(1, &parent), (2, &child)];
         let mut notes = Vec::new();

@@ -906,6 +906,21 @@ impl FairRq {
         }
     }
 
+    /// `t` leaves this queue for a CPU it must run on now (a replay holds each of its bursts
+    /// where it ran): a stopped entity sleeps (never delayed), a delayed or waiting one's
+    /// dequeue is finished; its lag goes with it.
+    pub fn leave(&mut self, t: TaskId, now: Time) {
+        if let Some(p) = self.stopped.iter().position(|&x| x == t) {
+            self.stopped.swap_remove(p);
+            self.update_running(now);
+            self.finish_dequeue(t, true);
+        } else if self.is_delayed(t) {
+            self.finish_dequeue(t, true);
+        } else {
+            self.dequeue(t);
+        }
+    }
+
     /// The task exits: off the queue at once (a dead task's dequeue is never delayed, and its
     /// lag no longer matters).
     pub fn exit(&mut self, t: TaskId) {

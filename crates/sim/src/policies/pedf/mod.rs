@@ -124,7 +124,12 @@ impl Policy for Pedf {
             self.set_cpus(1);
         }
         let deadline = task.deadline.unwrap_or(Time::MAX);
-        if self.home.get(task.id).is_some() {
+        if let Some(home) = self.home.get(task.id) {
+            if self.cpus() > 1 && task.affinity.is_some_and(|a| !a.contains(&home.cpu)) {
+                // Its allowed CPUs changed (a replay holds each burst where it ran): a new home.
+                self.bins.unplace(&home);
+                self.home.set(task.id, Some(self.bins.place(home.density, task.affinity)));
+            }
             self.push(task.id, task.affinity, deadline, why);
             return;
         }

@@ -80,6 +80,12 @@ impl Bins {
         self.count[cpu] += 1;
         Placement { cpu, density, fits }
     }
+
+    /// Take a placed task out of its bin (it is placed again elsewhere).
+    pub fn unplace(&mut self, p: &Placement) {
+        self.load[p.cpu] = (self.load[p.cpu] - p.density.unwrap_or(0.0)).max(0.0);
+        self.count[p.cpu] = self.count[p.cpu].saturating_sub(1);
+    }
 }
 
 /// A task to place: its id, density and allowed CPUs.

@@ -286,6 +286,19 @@ impl Linux {
             smp.tasks.get_mut(t).view = ViewCopy::of(task);
         }
         let prev = self.task_cpu.get(t);
+        if why != EnqueueReason::New && task.affinity.is_some_and(|a| !a.contains(&prev)) {
+            // Its allowed CPUs changed while it was runnable (a replay holds each burst where
+            // it ran): it moves, as a migrated task.
+            self.smp.as_mut().expect("smp").tasks.get_mut(t).move_to = None;
+            if self.class.get(t) == Class::Fair {
+                self.rqs[prev].fair.leave(t, now);
+            }
+            let to = self.select_woken(t, prev, None, now);
+            if to != prev {
+                self.move_off(t, prev, to);
+                return (to, EnqueueReason::Migrated);
+            }
+        }
         match why {
             EnqueueReason::New => match (task.start_cpu.filter(|&c| c < self.rqs.len()), task.waker_cpu) {
                 (Some(c), _) => (c, why),
