@@ -481,6 +481,18 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             return Err(err(f("burst_cpus"), format!("CPU {c} does not exist (cpus = {n})")));
         }
     }
+    let most_cpu = job_phases.iter().map(|p| p.bursts.len().div_ceil(2)).fold(n_cpu, usize::max);
+    if t.burst_cpus.len() > most_cpu {
+        return Err(err(
+            f("burst_cpus"),
+            format!("{} entries for {most_cpu} CPU burst(s) per job", t.burst_cpus.len()),
+        ));
+    }
+    if let (Some(s), Some(&first)) = (t.start_cpu, t.burst_cpus.first()) {
+        if s != first {
+            return Err(err(f("start_cpu"), format!("CPU {s}, but burst_cpus holds its first burst on CPU {first}")));
+        }
+    }
     let n_io = bursts.len() / 2;
     let mut wakes = Vec::with_capacity(t.wakes.len());
     for (k, w) in t.wakes.iter().enumerate() {

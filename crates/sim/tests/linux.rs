@@ -458,3 +458,27 @@ fn a_held_task_moves_between_jobs_released_while_it_runs() {
         assert_eq!(s.cpu, [0, 1][s.burst as usize / 2], "{s:?}");
     }
 }
+
+/// A held task whose wake-up comes before its block (a read that finds data: the way a replayed
+/// host task's burst can begin without a block) is not run on where it is: its next burst is
+/// held on CPU 1, so it is woken there. W on CPU 1 writes at 0.2 ms while the reader runs its
+/// first 1 ms burst on CPU 0; at 1 ms the reader goes on with its second burst, on CPU 1.
+#[test]
+fn a_held_task_woken_before_it_blocks_goes_on_where_its_next_burst_is_held() {
+    let mut reader = TaskSpec::cpu("reader", 0, MS);
+    reader.bursts = vec![MS, 0, MS].into();
+    reader.until_woken = vec![0];
+    reader.burst_cpus = vec![0, 1];
+    let mut writer = pinned(TaskSpec::cpu("writer", 0, MS), 1);
+    writer.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: MS / 5, task: 0 }];
+    let w = Workload { cpus: Some(2), tasks: vec![reader, writer] };
+    let r = run(&w, "linux", SimConfig { cpus: 2, check_invariants: true, ..SimConfig::default() });
+    // Each burst's CPU and where it began (its slices merged).
+    let mut reads: Vec<(u32, usize, u64)> = Vec::new();
+    for s in r.slices.iter().filter(|s| s.task == 0) {
+        if reads.last().is_none_or(|&(b, c, _)| (b, c) != (s.burst, s.cpu)) {
+            reads.push((s.burst, s.cpu, s.start / (MS / 10)));
+        }
+    }
+    assert_eq!(reads, [(0, 0, 0), (2, 1, 10)], "(burst, CPU, start in 0.1 ms)");
+}

@@ -133,7 +133,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                        cannot be pinned to part of the machine)",
                 cpus: 2,
                 model_limits: Some(
-                "the hogs' switch rates follow when the deadline task moves between the CPUs: the model pushes it at each replenishment (push_dl_task) but never pulls it (pull_dl_task), and the kernel's choice also follows timer and IPI timing the model does not have",
+                "the hogs' switch rates follow what else runs on each CPU: the deadline task alternates between the CPUs at each replenishment (push_dl_task), live and in the model, and the host's tasks (this controller, the VM's agent) pre-empt the hog of the CPU they woke on, which the replay takes from the trace (each of their bursts held on the CPU it began on); a repeat whose hogs' rates the replay's host tasks do not account for is not explained",
                 ),
                 tasks: vec![dl, hog("hog-cpu0", 0).on(0), hog("hog-cpu1", 0).on(1)],
             },

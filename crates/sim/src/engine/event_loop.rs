@@ -743,7 +743,15 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             ts.burst_idx += 2;
             ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
             ts.remaining = ts.burst;
-            self.queue_ready(t, why);
+            let here = ts.last_cpu as usize;
+            let next = spec.rare.as_deref().and_then(|r| r.cpus_of_burst(ts.burst_idx as usize / 2));
+            if next.is_some_and(|a| !a.contains(&here)) {
+                // Its next burst is held on another CPU: it goes there as the kernel woke it
+                // there, pre-empting as a wake-up may.
+                self.make_ready(t, EnqueueReason::Woken);
+            } else {
+                self.queue_ready(t, why);
+            }
             return;
         }
         ts.burst_idx += 1;

@@ -25,6 +25,9 @@ pub(super) fn check_exportable(t: &TaskSpec) -> Result<(), RtAppError> {
     if t.start_cpu.is_some() {
         return refuse("start_cpu", "rt-app cannot choose the CPU a thread starts on");
     }
+    if !t.burst_cpus.is_empty() {
+        return refuse("burst_cpus", "per-burst CPUs are not mapped onto rt-app phases");
+    }
     if t.weight != 1 {
         return refuse("weight", "rt-app has no share weight (only nice, for SCHED_OTHER)");
     }

@@ -496,6 +496,22 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             note(&mut notes, p.pid, NoteKind::BeforeT0, format!("starts at {} before t0 {t0}: arrival 0", p.start));
         }
         let cpu_ns = p.bursts.lengths.iter().step_by(2).sum();
+        let held = opts.held.contains(&p.pid);
+        let burst_cpus = match p.bursts.cpus.iter().find(|&&c| c >= cpus) {
+            None if held => p.bursts.cpus.clone(),
+            Some(c) if held => {
+                note(
+                    &mut notes,
+                    p.pid,
+                    NoteKind::Affinity,
+                    format!("held where it ran, but it ran on CPU {c}, beyond the workload's {cpus}: not held"),
+                );
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        // A held task starts where its first burst is held.
+        let start_cpu = p.start_cpu.map(|c| burst_cpus.first().copied().unwrap_or(c));
         tasks.push(
             TaskSpec {
                 name: name.as_str().into(),
@@ -517,12 +533,8 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 wakes: edges.as_ref().map(|e| e.wakes[i].clone()).unwrap_or_default(),
                 until_woken: edges.as_ref().map(|e| e.until_woken[i].clone()).unwrap_or_default(),
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
-                start_cpu: p.start_cpu,
-                burst_cpus: if opts.held.contains(&p.pid) && p.bursts.cpus.iter().all(|&c| c < cpus) {
-                    p.bursts.cpus.clone()
-                } else {
-                    Vec::new()
-                },
+                start_cpu,
+                burst_cpus,
                 forked_by: edges.as_ref().and_then(|e| e.forked_by[i]),
                 job_phases: Vec::new(),
             }),

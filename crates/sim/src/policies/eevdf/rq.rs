@@ -906,18 +906,16 @@ impl FairRq {
         }
     }
 
-    /// `t` leaves this queue for a CPU it must run on now (a replay holds each of its bursts
-    /// where it ran): a stopped entity sleeps (never delayed), a delayed or waiting one's
-    /// dequeue is finished; its lag goes with it.
+    /// `t` leaves this queue for a CPU it must run on now (a replay holds each burst of a host
+    /// task on the CPU it began on): a stopped entity is dequeued as a sleeper (never delayed),
+    /// a delayed one's dequeue is finished; its lag goes with it. Nothing else is on the queue.
     pub fn leave(&mut self, t: TaskId, now: Time) {
+        self.update_running(now);
         if let Some(p) = self.stopped.iter().position(|&x| x == t) {
             self.stopped.swap_remove(p);
-            self.update_running(now);
             self.finish_dequeue(t, true);
         } else if self.is_delayed(t) {
             self.finish_dequeue(t, true);
-        } else {
-            self.dequeue(t);
         }
     }
 

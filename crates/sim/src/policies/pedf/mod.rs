@@ -1,4 +1,6 @@
-//! Partitioned EDF (`pedf`): every task is bound to one CPU for the whole run, and each CPU
+//! Partitioned EDF (`pedf`): every task is bound to one CPU for the whole run (unless the
+//! workload holds its bursts on given CPUs, `burst_cpus`: then it moves home, density and all,
+//! when a burst's CPUs exclude its CPU), and each CPU
 //! schedules its own tasks by uniprocessor EDF (earliest absolute deadline first, pre-emptive;
 //! equal deadlines by task id, never pre-empting; jobs without a deadline last). No job ever
 //! migrates, and a CPU idles while another CPU's queue waits ([`Policy::work_conserving`] is
@@ -11,7 +13,7 @@
 //! that same instant); later arrivals go on top of the loads placed so far. For the usual task
 //! set, released together at time 0, that is first-fit decreasing over the whole set. C is the
 //! job's first CPU burst (`TaskView::burst` at arrival: the whole job for a one-burst job); a
-//! task's density stays counted on its CPU for the rest of the run.
+//! task's density stays counted on its CPU for the rest of the run (or until it moves home).
 //!
 //! Until placed, a new task pre-empts nothing (the engine asks [`Policy::placed_on`] at once);
 //! the same-instant timer then displaces each CPU's running job whose deadline is later than the

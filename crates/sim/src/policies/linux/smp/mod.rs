@@ -287,20 +287,24 @@ impl Linux {
         }
         let prev = self.task_cpu.get(t);
         if why != EnqueueReason::New && task.affinity.is_some_and(|a| !a.contains(&prev)) {
-            // Its allowed CPUs changed while it was runnable (a replay holds each burst where
-            // it ran): it moves, as a migrated task.
+            // Its allowed CPUs no longer include its run queue's (a replay holds each burst of a
+            // host task on the CPU it began on): it leaves that queue and is placed among them,
+            // as a woken task if it was woken, else as a migrated one.
             self.smp.as_mut().expect("smp").tasks.get_mut(t).move_to = None;
             if self.class.get(t) == Class::Fair {
                 self.rqs[prev].fair.leave(t, now);
             }
-            let to = self.select_woken(t, prev, None, now);
+            let to = self.select_woken(t, prev, task.waker_cpu, now);
             if to != prev {
                 self.move_off(t, prev, to);
-                return (to, EnqueueReason::Migrated);
+                return (to, if why == EnqueueReason::Woken { why } else { EnqueueReason::Migrated });
             }
         }
         match why {
-            EnqueueReason::New => match (task.start_cpu.filter(|&c| c < self.rqs.len()), task.waker_cpu) {
+            EnqueueReason::New => match (
+                task.start_cpu.filter(|&c| c < self.rqs.len() && task.affinity.is_none_or(|a| a.contains(&c))),
+                task.waker_cpu,
+            ) {
                 (Some(c), _) => (c, why),
                 (None, Some(parent)) if parent < self.rqs.len() => match self.class.get(t) {
                     Class::Fair => (self.select_fork(t, parent, now), why),
