@@ -256,7 +256,7 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
         if s.start < release {
             return Err(format!("{} ran at {} before its release {}", t.name, s.start, release));
         }
-        if let Some(a) = t.rare.as_deref().and_then(|r| r.cpus_of_burst(s.burst as usize / 2)) {
+        if let Some(a) = t.cpus_of_burst(s.burst as usize / 2) {
             if !a.contains(&s.cpu) {
                 return Err(format!("{} ran on CPU {} outside its affinity (burst {})", t.name, s.cpu, s.burst));
             }

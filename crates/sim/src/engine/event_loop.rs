@@ -101,12 +101,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
     #[inline]
     fn allowed(&self, t: TaskId, c: CpuId) -> bool {
         let ts = &self.tasks[t];
-        !ts.pinned
-            || self.w.tasks[t]
-                .rare
-                .as_deref()
-                .and_then(|r| r.cpus_of_burst(ts.burst_idx as usize / 2))
-                .is_none_or(|a| a.contains(&c))
+        !ts.pinned || self.w.tasks[t].cpus_of_burst(ts.burst_idx as usize / 2).is_none_or(|a| a.contains(&c))
     }
 
     /// Look up the task at position `next_arrival` of the arrival order.
@@ -573,7 +568,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             || self.pending[t] == 0
             || !spec.locks.is_empty()
             || spec.until_woken.binary_search(&io).is_err()
-            || spec.rare.as_deref().and_then(|r| r.cpus_of_burst(io + 1)).is_some_and(|a| !a.contains(&c))
+            || spec.cpus_of_burst(io + 1).is_some_and(|a| !a.contains(&c))
         {
             return false;
         }
@@ -744,7 +739,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
             ts.remaining = ts.burst;
             let here = ts.last_cpu as usize;
-            let next = spec.rare.as_deref().and_then(|r| r.cpus_of_burst(ts.burst_idx as usize / 2));
+            let next = spec.cpus_of_burst(ts.burst_idx as usize / 2);
             if next.is_some_and(|a| !a.contains(&here)) {
                 // Its next burst is held on another CPU: it goes there as the kernel woke it
                 // there, pre-empting as a wake-up may.
@@ -1034,8 +1029,8 @@ fn at_tick(expiry: Time, tick: Option<Dur>, burst_end: Time) -> Time {
 fn view_of<'w>(t: TaskId, spec: &'w TaskSpec, ts: &TaskState) -> TaskView<'w> {
     let waker_cpu = (ts.woken_at != NONE && ts.woken_from != NO_CPU).then_some(ts.woken_from as CpuId);
     let mut view = view_with(t, spec, ts.priority, ts.deadline, ts.burst, ts.remaining, waker_cpu);
-    if let Some(r) = spec.rare.as_deref().filter(|r| !r.burst_cpus.is_empty()) {
-        view.affinity = r.cpus_of_burst(ts.burst_idx as usize / 2);
+    if !spec.burst_cpus.is_empty() {
+        view.affinity = spec.cpus_of_burst(ts.burst_idx as usize / 2);
     }
     TaskView { arrival: ts.arrival, ..view }
 }
