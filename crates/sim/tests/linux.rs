@@ -377,6 +377,40 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
     assert_eq!(first.cpu, 1, "the child starts beside its parent");
 }
 
+/// `util_est`: tasks that were there before the run keep the estimates the kernel had for them,
+/// and a CPU's utilisation as placement reads it is the larger of its `util_avg` and the sum of
+/// its runnable tasks' estimates. CPU 1 holds a parent and two hogs that just woke (no
+/// `util_avg` yet); CPU 0 a launcher, running. The parent forks 0.1 ms in. With estimates of
+/// 540 + 276 + 158 = 974 (what the kernel had for a traced case's three tasks), above
+/// 1024 · 100 / 117 = 875, CPU 1 is overloaded and the child goes to CPU 0, which has spare
+/// capacity; without them both CPUs have spare capacity and neither is idle, so it stays home.
+#[test]
+fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
+    let existing = |name: &str, burst: u64| {
+        let mut t = TaskSpec::cpu(name, 0, burst);
+        t.start_cpu = Some(1);
+        t
+    };
+    let launcher = pinned(TaskSpec::cpu("launcher", 0, 2 * MS), 0);
+    let mut parent = existing("parent", 10 * MS);
+    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: MS / 10, task: 4 }];
+    let mut child = TaskSpec::cpu("child", 0, MS);
+    child.forked_by = Some(1);
+    let w = Workload {
+        cpus: Some(2),
+        tasks: vec![launcher, parent, existing("hog-a", 50 * MS), existing("hog-b", 50 * MS), child],
+    };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(20 * MS), ..SimConfig::default() };
+    let child_cpu = |estimates: Vec<(usize, u64)>| {
+        let mut linux = schedlab_sim::policies::linux_by_spec("linux:cpus=2").unwrap().with_util_est(estimates);
+        let r = simulate(&w, &mut linux, &cfg);
+        r.slices.iter().find(|s| s.task == 4).expect("the child ran").cpu
+    };
+    assert_eq!(child_cpu(vec![(1, 540), (2, 276), (3, 158)]), 0, "overloaded by the estimates: the other CPU");
+    assert_eq!(child_cpu(vec![]), 1, "without estimates: beside its parent");
+    assert_eq!(child_cpu(vec![(1, 300), (2, 276), (3, 158)]), 1, "734 < 875: spare capacity, home");
+}
+
 /// A real-time child forked by a real-time parent of its priority starts where
 /// `select_task_rq_rt()` puts it: the parent's CPU runs an RT task at least as high, so the
 /// child goes to the CPU of the lowest RT priority, the one a fair hog runs on, and pre-empts

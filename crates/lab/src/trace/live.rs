@@ -59,6 +59,9 @@ pub struct LiveRun {
     /// Every thread's load-tracking signals as the kernel kept them, read at each of the
     /// controller's looks (CLOCK_MONOTONIC ns, reading), by thread id.
     pub signals: BTreeMap<i32, Vec<(u64, SchedSignals)>>,
+    /// Each task's signals just before its release, by pid: what the kernel remembered of it
+    /// from its start-up (its `util_est` is kept through the sleep until the release).
+    pub at_release: BTreeMap<i32, SchedSignals>,
 }
 
 /// The Linux scheduling a workload task asks for (its `class`, `nice`, `priority`, `runtime`).
@@ -178,6 +181,8 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         }
     }
     let recorder = Recorder::start()?;
+    let at_release: BTreeMap<i32, SchedSignals> =
+        children.iter().filter_map(|c| Some((c.pid(), sched_signals::read(c.pid())?))).collect();
     let (cpu_from, cpu_before) = (monotonic_ns(), schedlab_os::procfs::thread_cpu_times());
     let release_ns = monotonic_ns();
     let end_ns = release_ns + limit.as_nanos() as u64;
@@ -230,7 +235,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     let rec = recorder.stop()?;
     let pids = children.iter().map(Child::pid).collect();
     let meta = meta.finish(schedlab_os::affinity::online_cpus(), rec.steal_ns, Some(cpu_times));
-    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals })
+    Ok(LiveRun { text: rec.text, meta, pids, release_ns, end_ns: stopped_ns, signals, at_release })
 }
 
 /// A thread's affinity: what the controller gave its task, unless the thread has since narrowed

@@ -286,7 +286,10 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
             // The balancer's inputs are set beside the kernel's where there is balancing.
             let (result, log) = if m.label == "linux" && case.cpus > 1 {
-                let mut linux = schedlab_sim::policies::linux_by_spec(&spec).map_err(model_error)?.keep_signals();
+                let mut linux = schedlab_sim::policies::linux_by_spec(&spec)
+                    .map_err(model_error)?
+                    .keep_signals()
+                    .with_util_est(replay::util_est_at_start(&r.replay, &r.run.at_release));
                 let result = replay::simulate_with(&r.replay, &m, &mut linux);
                 (result, linux.signal_log().cloned())
             } else {

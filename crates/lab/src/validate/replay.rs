@@ -22,6 +22,7 @@
 //! beside a ping-pong pair switching at every tick or at every other).
 
 use crate::simstudy::compare::TickChoice;
+use schedlab_os::sched_signals::SchedSignals;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::policy::Policy;
@@ -30,7 +31,7 @@ use schedlab_sim::Dur;
 use schedlab_trace::{
     import, FromSimOptions, ImportOptions, Imported, Pid, RtPeriod, Select, TickPhase, Timeline, TraceMeta,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The live run a replay starts from.
 pub struct LiveTrace<'a> {
@@ -117,6 +118,14 @@ pub fn workload(live: &LiveTrace) -> Replay {
         }
     }
     Replay { imported, open, horizon_ns, t0_ns, tick_phase, rt_period: None }
+}
+
+/// The `util_est` the kernel had for each of the replay's tasks just before the release (read
+/// by pid), by workload task: the estimate a task keeps through its sleep until the release,
+/// which the trace cannot show and placement reads (`schedlab_sim::policies::linux::smp::util_est`).
+pub fn util_est_at_start(replay: &Replay, at_release: &BTreeMap<i32, SchedSignals>) -> Vec<(usize, u64)> {
+    let pids = replay.imported.report.pids();
+    pids.iter().enumerate().filter_map(|(i, p)| Some((i, at_release.get(p)?.util_est?))).collect()
 }
 
 /// One model of the comparison.

@@ -230,6 +230,8 @@ pub struct Linux {
     now: Time,
     /// Record the fair tasks' load-tracking signals ([`smp::signals`]).
     keep_signals: bool,
+    /// The `util_est` of tasks that were there before the run ([`smp::util_est`]).
+    util_est_at_start: std::collections::BTreeMap<TaskId, u64>,
 }
 
 impl Linux {
@@ -243,6 +245,7 @@ impl Linux {
             smp: None,
             now: 0,
             keep_signals: false,
+            util_est_at_start: Default::default(),
             params,
         }
     }

@@ -22,7 +22,8 @@
 //! - Failures count; after three more than `cache_nice_tries`, or for a misfit or a CPU whose
 //!   capacity RT tasks take, the running task is moved (active balance: the stopper pre-empts it).
 //!
-//! Not modelled: `util_est`, the cost limits of newidle balancing (`avg_idle` against
+//! CPU utilisation includes the runnable tasks' `util_est` ([`super::util_est`]), as
+//! `cpu_util_cfs()` does. Not modelled: the cost limits of newidle balancing (`avg_idle` against
 //! `max_newidle_lb_cost`), delayed entities moved for load, task groups.
 
 use super::super::{Class, Linux};

@@ -5,9 +5,10 @@
 //! average load, or more idle CPUs and then the lower utilisation); the parent's CPU, the local
 //! group, keeps the child unless that CPU is idler (`sched_balance_find_dst_group()`): by type,
 //! then between busy ones by average load with the parent's CPU favoured by the domain's
-//! imbalance margin, between ones with spare capacity by idle CPUs alone. `util_est` is not
-//! modelled (as in [`super::balance`]); real-time and deadline children start where the policy
-//! places a new task.
+//! imbalance margin, between ones with spare capacity by idle CPUs alone. Utilisation is
+//! `cpu_util()`'s, with the runnable tasks' estimates ([`super::util_est`]): tasks that just woke
+//! beside the parent make its CPU overloaded by their estimates, not by their decayed averages.
+//! Real-time and deadline children start where the policy places a new task.
 //!
 //! The group type is what keeps a child beside a parent whose CPU has spare capacity, even when
 //! a sleeper still queued there (a delayed entity) makes its task count look like a busier CPU's.

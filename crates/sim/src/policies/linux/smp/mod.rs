@@ -18,6 +18,7 @@ pub mod newidle;
 pub mod push;
 pub mod select;
 pub mod signals;
+pub mod util_est;
 
 use super::pelt::{Pelt, Presence, SCALE};
 use super::{Class, Linux};
@@ -92,6 +93,7 @@ pub struct TaskSmp {
     /// It existed before the run (the workload starts it on a given CPU: a replayed trace's
     /// task that was already there), so it has no new task's load.
     pub existed: bool,
+    pub util_est: util_est::UtilEst,
 }
 
 /// One CPU's SMP state.
@@ -200,7 +202,10 @@ impl Smp {
     /// Bring `t`'s load tracking to `now` in the state it had, then give it the new state.
     pub fn pelt_set(&mut self, t: TaskId, now: Time, presence: Presence) {
         let s = self.tasks.get_mut(t);
-        s.pelt.update(now, s.presence, s.weight);
+        if s.pelt.update(now, s.presence, s.weight) {
+            // `cfs_se_util_change()`: the averages moved, so the next sleep takes a sample.
+            s.util_est.unchanged = false;
+        }
         s.presence = presence;
         if let Some(log) = &mut self.log {
             log.push(t, now, &s.pelt);
@@ -228,7 +233,8 @@ impl Smp {
     }
 
     /// Σ of the signals of the fair tasks counted on `c` (the root `cfs_rq`'s averages):
-    /// (`cpu_load()`, `cpu_util_cfs()`, `cpu_runnable()`).
+    /// (`cpu_load()`, `cpu_util_cfs()` — the larger of `util_avg` and the runnable tasks'
+    /// [`util_est`] — and `cpu_runnable()`).
     pub fn cpu_signals(&self, c: CpuId, now: Time) -> (u64, u64, u64) {
         let (mut load, mut util, mut runnable) = (0, 0, 0);
         for &t in &self.cpus[c].attached {
@@ -237,7 +243,12 @@ impl Smp {
             util += p.util_avg;
             runnable += p.runnable_avg;
         }
-        (load, util.min(SCALE), runnable)
+        (load, util.max(self.cpu_util_est(c)).min(SCALE), runnable)
+    }
+
+    /// `cfs_rq->avg.util_avg` of CPU `c`, without the estimates.
+    pub fn cpu_util_avg(&self, c: CpuId, now: Time) -> u64 {
+        self.cpus[c].attached.iter().map(|&t| self.pelt_of(t, now).util_avg).sum()
     }
 
     /// `capacity_of()`: what RT and deadline tasks left of CPU `c` when it last balanced, for
@@ -368,11 +379,15 @@ impl Linux {
             return;
         }
         let weight = self.rqs[i].fair.e(t).load.weight as u64;
-        let (_, util, _) = self.smp.as_ref().expect("smp").cpu_signals(i, now);
+        let util = self.smp.as_ref().expect("smp").cpu_util_avg(i, now);
         let smp = self.smp.as_mut().expect("smp");
         if why == EnqueueReason::New {
             let s = smp.tasks.get_mut(t);
             s.weight = weight;
+            if s.existed {
+                let ewma = self.util_est_at_start.get(&t).copied().unwrap_or(0);
+                s.util_est = util_est::UtilEst { ewma, unchanged: false };
+            }
             s.pelt = if s.existed {
                 // A task that was there before the run (a replayed trace's host daemon, or a case
                 // task held stopped until its release): asleep or stopped long enough that its
@@ -433,6 +448,7 @@ impl Linux {
         let i = self.task_cpu.get(t);
         let presence = if self.rqs[i].fair.is_delayed(t) { Presence::Delayed } else { Presence::Off };
         self.smp.as_mut().expect("smp").pelt_set(t, now, presence);
+        self.util_est_at_sleep(t, now);
     }
 }
 
