@@ -165,7 +165,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog — and it is decided at the start or by the first balances, which take a hog or a pair thread, live and in the model alike, depending on which one runs at that tick and which ran in the last 0.5 ms; with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
+                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog; the start follows where the pong thread is forked, which the tasks' util_est decides (the replay starts them at the kernel's), but in some repeats the model later moves a pair thread to the hogs' CPU where the kernel keeps the pair gathered; with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
