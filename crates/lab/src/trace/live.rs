@@ -59,8 +59,8 @@ pub struct LiveRun {
     /// Every thread's load-tracking signals as the kernel kept them, read at each of the
     /// controller's looks (CLOCK_MONOTONIC ns, reading), by thread id.
     pub signals: BTreeMap<i32, Vec<(u64, SchedSignals)>>,
-    /// Each task's signals just before its release, by pid: what the kernel remembered of it
-    /// from its start-up (its `util_est` is kept through the sleep until the release).
+    /// Each task's signals just before the first release, by pid: what the kernel remembered
+    /// of it from its start-up (a stopped task's `util_est` stays as it is until it runs).
     pub at_release: BTreeMap<i32, SchedSignals>,
 }
 

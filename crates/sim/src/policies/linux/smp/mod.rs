@@ -93,7 +93,12 @@ pub struct TaskSmp {
     /// It existed before the run (the workload starts it on a given CPU: a replayed trace's
     /// task that was already there), so it has no new task's load.
     pub existed: bool,
+    /// `util_est`, and its averages as stored when it last stopped running (what a sleep right
+    /// after samples).
     pub util_est: util_est::UtilEst,
+    pub stopped: Option<util_est::Stored>,
+    /// It is being woken onto another CPU than the one it slept on.
+    pub woken_elsewhere: bool,
 }
 
 /// One CPU's SMP state.
@@ -308,7 +313,11 @@ impl Linux {
             let to = self.select_woken(t, prev, task.waker_cpu, now);
             if to != prev {
                 self.move_off(t, prev, to);
-                return (to, if why == EnqueueReason::Woken { why } else { EnqueueReason::Migrated });
+                if why == EnqueueReason::Woken {
+                    self.smp.as_mut().expect("smp").tasks.get_mut(t).woken_elsewhere = true;
+                    return (to, why);
+                }
+                return (to, EnqueueReason::Migrated);
             }
         }
         match why {
@@ -332,6 +341,7 @@ impl Linux {
                 let to = self.select_woken(t, prev, task.waker_cpu, now);
                 if to != prev {
                     self.move_off(t, prev, to);
+                    self.smp.as_mut().expect("smp").tasks.get_mut(t).woken_elsewhere = true;
                 }
                 (to, why)
             }
@@ -399,8 +409,14 @@ impl Linux {
             };
         }
         smp.tasks.get_mut(t).weight = weight;
+        let unchanged = smp.tasks.get(t).util_est.unchanged;
         smp.attach(t, i);
         smp.pelt_set(t, now, Presence::Waiting);
+        let s = smp.tasks.get_mut(t);
+        if std::mem::take(&mut s.woken_elsewhere) {
+            // `migrate_task_rq_fair()` ages a task woken elsewhere without cfs_se_util_change().
+            s.util_est.unchanged = unchanged;
+        }
     }
 
     /// After CPU `i` picked.
@@ -435,8 +451,11 @@ impl Linux {
         cpu.rt_pelt.update(now, rt_presence(cpu.rt_running), SCALE);
         cpu.rt_running = false;
         if self.class.get(t) == Class::Fair {
+            let stored = smp.stored_at_stop(t, now, smp.tick);
             smp.pelt_set(t, now, Presence::Waiting);
-            smp.tasks.get_mut(t).last_ran = now;
+            let s = smp.tasks.get_mut(t);
+            s.last_ran = now;
+            s.stopped = Some(stored);
         }
     }
 
@@ -448,7 +467,7 @@ impl Linux {
         let i = self.task_cpu.get(t);
         let presence = if self.rqs[i].fair.is_delayed(t) { Presence::Delayed } else { Presence::Off };
         self.smp.as_mut().expect("smp").pelt_set(t, now, presence);
-        self.util_est_at_sleep(t, now);
+        self.util_est_at_sleep(t);
     }
 }
 

@@ -9,6 +9,12 @@
 //! more tasks than it can run at once is overloaded when a forked task is placed: three tasks
 //! that just woke carry little `util_avg` but their full estimates.
 //!
+//! The sample is what `util_est_update()` reads in `dequeue_task_fair()`, before the dequeue
+//! brings the task's averages up to the sleep: its `util_avg` and `runnable_avg` as last stored —
+//! at its pick or at the last tick it ran through ([`Stored`]). The dequeue's own update then
+//! clears UTIL_AVG_UNCHANGED if it crosses a PELT period, so the next sleep samples again. A
+//! wake-up onto another CPU ages the task without clearing it (`migrate_task_rq_fair()`).
+//!
 //! A replay starts with the tasks that were there before it (a traced case's tasks, stopped
 //! until their release) at the estimates the kernel had for them ([`Linux::with_util_est`]):
 //! the trace cannot show them, `/proc/<tid>/sched` can.
@@ -16,7 +22,7 @@
 use super::super::pelt::{Presence, SCALE};
 use super::super::Linux;
 use super::Smp;
-use crate::policy::{CpuId, TaskId, Time};
+use crate::policy::{CpuId, Dur, TaskId, Time};
 
 /// `UTIL_EST_MARGIN`: 1% of the capacity scale.
 const MARGIN: u64 = SCALE / 100;
@@ -58,7 +64,31 @@ impl UtilEst {
     }
 }
 
+/// A running task's averages as the kernel had them stored when it stopped (see the module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stored {
+    util: u64,
+    runnable: u64,
+    unchanged: bool,
+    /// The dequeue's update, from the stored instant to the stop, crosses a PELT period.
+    clears_after: bool,
+}
+
 impl Smp {
+    /// `t`'s averages as stored when it stops running at `now`: brought to the last tick it ran
+    /// through (`entity_tick()` updates the running entity), if later than its last update.
+    pub fn stored_at_stop(&self, t: TaskId, now: Time, tick: Dur) -> Stored {
+        let s = self.tasks.get_ref(t).cloned().unwrap_or_default();
+        let mut at = s.pelt;
+        let mut unchanged = s.util_est.unchanged;
+        let last_tick = now - now % tick.max(1);
+        if last_tick > at.last_update && s.presence == Presence::Running && at.update(last_tick, s.presence, s.weight) {
+            unchanged = false;
+        }
+        let clears_after = at.clone().update(now, s.presence, s.weight);
+        Stored { util: at.util_avg, runnable: at.runnable_avg, unchanged, clears_after }
+    }
+
     /// `cfs_rq->avg.util_est` of CPU `c`: the estimates of its runnable fair tasks.
     pub fn cpu_util_est(&self, c: CpuId) -> u64 {
         self.cpus[c]
@@ -79,18 +109,44 @@ impl Linux {
         self
     }
 
-    /// After `t` was dequeued to sleep at `now` (`arch_scale_cpu_capacity()` is the full scale:
-    /// every CPU here is alike).
-    pub(crate) fn util_est_at_sleep(&mut self, t: TaskId, now: Time) {
-        let smp = self.smp.as_mut().expect("smp");
-        let p = smp.pelt_of(t, now);
-        smp.tasks.get_mut(t).util_est.at_sleep(p.util_avg, p.runnable_avg, SCALE);
+    /// After `t` went to sleep: sample the averages stored when it stopped running
+    /// (`arch_scale_cpu_capacity()` is the full scale: every CPU here is alike).
+    pub(crate) fn util_est_at_sleep(&mut self, t: TaskId) {
+        let s = self.smp.as_mut().expect("smp").tasks.get_mut(t);
+        let Some(stored) = s.stopped.take() else { return };
+        s.util_est.unchanged = stored.unchanged;
+        s.util_est.at_sleep(stored.util, stored.runnable, SCALE);
+        if stored.clears_after {
+            s.util_est.unchanged = false;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::pelt::Pelt;
     use super::*;
+
+    const MS: Time = 1_000_000;
+
+    #[test]
+    fn a_sleep_samples_the_averages_stored_at_the_pick_or_the_last_tick() {
+        let mut smp = Smp::new(1, 4 * MS, 512, false);
+        let s = smp.tasks.get_mut(0);
+        s.pelt = Pelt::new_task(1024, 512, 0);
+        s.presence = Presence::Running;
+        s.weight = 1024;
+        // Stopped 1 ms after its pick (at 0), no tick between: the pick's averages, and the
+        // dequeue's update crosses no period (one is 1024 × 1024 ns).
+        let a = smp.stored_at_stop(0, MS, 4 * MS);
+        assert_eq!((a.util, a.unchanged, a.clears_after), (512, false, false));
+        // Stopped at 5 ms: as the tick at 4 ms stored them — higher, for it ran — and the
+        // update from 4 to 5 ms crosses the period boundary at 4.19 ms.
+        let b = smp.stored_at_stop(0, 5 * MS, 4 * MS);
+        let at_tick = Pelt::new_task(1024, 512, 0).at(4 * MS, Presence::Running, 1024);
+        assert_eq!(b.util, at_tick.util_avg);
+        assert!(b.util > 512 && b.clears_after, "{b:?}");
+    }
 
     #[test]
     fn an_estimate_rises_at_once_and_falls_by_a_quarter() {
