@@ -281,6 +281,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
     for m in models {
         let spec = replay::spec_for(&r.replay, m);
         let model_error = |e: schedlab_sim::policies::SpecError| anyhow::anyhow!("model {spec}: {e}");
+        let util_est = replay::util_est_at_start(&r.replay, &r.run.at_release);
         let mut tries = Vec::with_capacity(plan.draws.max(1));
         for draw in 0..plan.draws.max(1) as u64 {
             let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
@@ -289,7 +290,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                 let mut linux = schedlab_sim::policies::linux_by_spec(&spec)
                     .map_err(model_error)?
                     .keep_signals()
-                    .with_util_est(replay::util_est_at_start(&r.replay, &r.run.at_release));
+                    .with_util_est(util_est.iter().copied());
                 let result = replay::simulate_with(&r.replay, &m, &mut linux);
                 (result, linux.signal_log().cloned())
             } else {

@@ -96,9 +96,7 @@ pub struct TaskSmp {
     /// `util_est`, and its averages as stored when it last stopped running (what a sleep right
     /// after samples).
     pub util_est: util_est::UtilEst,
-    pub stopped: Option<util_est::Stored>,
-    /// It is being woken onto another CPU than the one it slept on.
-    pub woken_elsewhere: bool,
+    pub stopped: Option<util_est::AtStop>,
 }
 
 /// One CPU's SMP state.
@@ -217,6 +215,13 @@ impl Smp {
         }
     }
 
+    /// Age `t`'s averages to `now` in the state it had, leaving UTIL_AVG_UNCHANGED as it is: what
+    /// `migrate_task_rq_fair()` does to a task woken onto another CPU (no `cfs_se_util_change()`).
+    pub fn age(&mut self, t: TaskId, now: Time) {
+        let s = self.tasks.get_mut(t);
+        s.pelt.update(now, s.presence, s.weight);
+    }
+
     /// Count `t`'s load on CPU `c` from now on (`attach_entity_load_avg()`), taking it off the
     /// CPU it counted on (`remove_entity_load_avg()`).
     pub fn attach(&mut self, t: TaskId, c: CpuId) {
@@ -312,12 +317,11 @@ impl Linux {
             }
             let to = self.select_woken(t, prev, task.waker_cpu, now);
             if to != prev {
-                self.move_off(t, prev, to);
-                if why == EnqueueReason::Woken {
-                    self.smp.as_mut().expect("smp").tasks.get_mut(t).woken_elsewhere = true;
-                    return (to, why);
+                if why == EnqueueReason::Woken && self.class.get(t) == Class::Fair {
+                    self.smp.as_mut().expect("smp").age(t, now);
                 }
-                return (to, EnqueueReason::Migrated);
+                self.move_off(t, prev, to);
+                return (to, if why == EnqueueReason::Woken { why } else { EnqueueReason::Migrated });
             }
         }
         match why {
@@ -340,8 +344,10 @@ impl Linux {
             EnqueueReason::Woken => {
                 let to = self.select_woken(t, prev, task.waker_cpu, now);
                 if to != prev {
+                    if self.class.get(t) == Class::Fair {
+                        self.smp.as_mut().expect("smp").age(t, now);
+                    }
                     self.move_off(t, prev, to);
-                    self.smp.as_mut().expect("smp").tasks.get_mut(t).woken_elsewhere = true;
                 }
                 (to, why)
             }
@@ -409,14 +415,8 @@ impl Linux {
             };
         }
         smp.tasks.get_mut(t).weight = weight;
-        let unchanged = smp.tasks.get(t).util_est.unchanged;
         smp.attach(t, i);
         smp.pelt_set(t, now, Presence::Waiting);
-        let s = smp.tasks.get_mut(t);
-        if std::mem::take(&mut s.woken_elsewhere) {
-            // `migrate_task_rq_fair()` ages a task woken elsewhere without cfs_se_util_change().
-            s.util_est.unchanged = unchanged;
-        }
     }
 
     /// After CPU `i` picked.
@@ -451,11 +451,11 @@ impl Linux {
         cpu.rt_pelt.update(now, rt_presence(cpu.rt_running), SCALE);
         cpu.rt_running = false;
         if self.class.get(t) == Class::Fair {
-            let stored = smp.stored_at_stop(t, now, smp.tick);
+            let at_stop = util_est::AtStop::of(smp.tasks.get_mut(t));
             smp.pelt_set(t, now, Presence::Waiting);
             let s = smp.tasks.get_mut(t);
             s.last_ran = now;
-            s.stopped = Some(stored);
+            s.stopped = Some(at_stop);
         }
     }
 
@@ -467,7 +467,7 @@ impl Linux {
         let i = self.task_cpu.get(t);
         let presence = if self.rqs[i].fair.is_delayed(t) { Presence::Delayed } else { Presence::Off };
         self.smp.as_mut().expect("smp").pelt_set(t, now, presence);
-        self.util_est_at_sleep(t);
+        self.util_est_at_sleep(t, now);
     }
 }
 

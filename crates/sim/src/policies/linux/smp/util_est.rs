@@ -11,7 +11,7 @@
 //!
 //! The sample is what `util_est_update()` reads in `dequeue_task_fair()`, before the dequeue
 //! brings the task's averages up to the sleep: its `util_avg` and `runnable_avg` as last stored —
-//! at its pick or at the last tick it ran through ([`Stored`]). The dequeue's own update then
+//! at its pick or at the last tick it ran through ([`AtStop`]). The dequeue's own update then
 //! clears UTIL_AVG_UNCHANGED if it crosses a PELT period, so the next sleep samples again. A
 //! wake-up onto another CPU ages the task without clearing it (`migrate_task_rq_fair()`).
 //!
@@ -19,9 +19,9 @@
 //! until their release) at the estimates the kernel had for them ([`Linux::with_util_est`]):
 //! the trace cannot show them, `/proc/<tid>/sched` can.
 
-use super::super::pelt::{Presence, SCALE};
+use super::super::pelt::{Pelt, Presence, SCALE};
 use super::super::Linux;
-use super::Smp;
+use super::{Smp, TaskSmp};
 use crate::policy::{CpuId, Dur, TaskId, Time};
 
 /// `UTIL_EST_MARGIN`: 1% of the capacity scale.
@@ -64,31 +64,47 @@ impl UtilEst {
     }
 }
 
-/// A running task's averages as the kernel had them stored when it stopped (see the module).
+/// A task's load tracking as it was when it last stopped running, before that stop's update:
+/// what a sleep right after samples (see the module). Copied at every stop, read only at a sleep.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stored {
+pub struct AtStop {
+    pelt: Pelt,
+    weight: u64,
+    unchanged: bool,
+}
+
+/// The averages `util_est_update()` reads at a sleep at `now`, and whether the dequeue's own
+/// update (from the stored instant to `now`) then crosses a PELT period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stored {
     util: u64,
     runnable: u64,
     unchanged: bool,
-    /// The dequeue's update, from the stored instant to the stop, crosses a PELT period.
     clears_after: bool,
 }
 
-impl Smp {
-    /// `t`'s averages as stored when it stops running at `now`: brought to the last tick it ran
-    /// through (`entity_tick()` updates the running entity), if later than its last update.
-    pub fn stored_at_stop(&self, t: TaskId, now: Time, tick: Dur) -> Stored {
-        let s = self.tasks.get_ref(t).cloned().unwrap_or_default();
-        let mut at = s.pelt;
-        let mut unchanged = s.util_est.unchanged;
-        let last_tick = now - now % tick.max(1);
-        if last_tick > at.last_update && s.presence == Presence::Running && at.update(last_tick, s.presence, s.weight) {
-            unchanged = false;
-        }
-        let clears_after = at.clone().update(now, s.presence, s.weight);
-        Stored { util: at.util_avg, runnable: at.runnable_avg, unchanged, clears_after }
+impl AtStop {
+    /// Of a running task, before its stop's update.
+    pub fn of(s: &TaskSmp) -> AtStop {
+        AtStop { pelt: s.pelt, weight: s.weight, unchanged: s.util_est.unchanged }
     }
 
+    /// The averages as stored when it stopped at `now`: brought to the last tick it ran through
+    /// (`entity_tick()` updates the running entity), if later than its last update.
+    fn stored(&self, now: Time, tick: Dur) -> Stored {
+        let mut at = self.pelt;
+        let mut unchanged = self.unchanged;
+        let last_tick = now - now % tick.max(1);
+        if last_tick > at.last_update && at.update(last_tick, Presence::Running, self.weight) {
+            unchanged = false;
+        }
+        let mut rest = at;
+        let clears_after = rest.update(now, Presence::Running, self.weight);
+        Stored { util: at.util_avg, runnable: at.runnable_avg, unchanged, clears_after }
+    }
+}
+
+impl Smp {
     /// `cfs_rq->avg.util_est` of CPU `c`: the estimates of its runnable fair tasks.
     pub fn cpu_util_est(&self, c: CpuId) -> u64 {
         self.cpus[c]
@@ -109,11 +125,14 @@ impl Linux {
         self
     }
 
-    /// After `t` went to sleep: sample the averages stored when it stopped running
+    /// After `t` went to sleep at `now`: sample the averages stored when it stopped running
     /// (`arch_scale_cpu_capacity()` is the full scale: every CPU here is alike).
-    pub(crate) fn util_est_at_sleep(&mut self, t: TaskId) {
-        let s = self.smp.as_mut().expect("smp").tasks.get_mut(t);
-        let Some(stored) = s.stopped.take() else { return };
+    pub(crate) fn util_est_at_sleep(&mut self, t: TaskId, now: Time) {
+        let smp = self.smp.as_mut().expect("smp");
+        let tick = smp.tick;
+        let s = smp.tasks.get_mut(t);
+        let Some(at_stop) = s.stopped.take() else { return };
+        let stored = at_stop.stored(now, tick);
         s.util_est.unchanged = stored.unchanged;
         s.util_est.at_sleep(stored.util, stored.runnable, SCALE);
         if stored.clears_after {
@@ -124,25 +143,21 @@ impl Linux {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::pelt::Pelt;
     use super::*;
 
     const MS: Time = 1_000_000;
 
     #[test]
     fn a_sleep_samples_the_averages_stored_at_the_pick_or_the_last_tick() {
-        let mut smp = Smp::new(1, 4 * MS, 512, false);
-        let s = smp.tasks.get_mut(0);
-        s.pelt = Pelt::new_task(1024, 512, 0);
-        s.presence = Presence::Running;
-        s.weight = 1024;
+        let s = TaskSmp { pelt: Pelt::new_task(1024, 512, 0), weight: 1024, ..TaskSmp::default() };
+        let stop = AtStop::of(&s);
         // Stopped 1 ms after its pick (at 0), no tick between: the pick's averages, and the
         // dequeue's update crosses no period (one is 1024 × 1024 ns).
-        let a = smp.stored_at_stop(0, MS, 4 * MS);
+        let a = stop.stored(MS, 4 * MS);
         assert_eq!((a.util, a.unchanged, a.clears_after), (512, false, false));
         // Stopped at 5 ms: as the tick at 4 ms stored them — higher, for it ran — and the
         // update from 4 to 5 ms crosses the period boundary at 4.19 ms.
-        let b = smp.stored_at_stop(0, 5 * MS, 4 * MS);
+        let b = stop.stored(5 * MS, 4 * MS);
         let at_tick = Pelt::new_task(1024, 512, 0).at(4 * MS, Presence::Running, 1024);
         assert_eq!(b.util, at_tick.util_avg);
         assert!(b.util > 512 && b.clears_after, "{b:?}");
