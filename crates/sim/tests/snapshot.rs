@@ -150,7 +150,7 @@ const DIGESTS: &[(&str, &str)] = &[
     ("windows", "0xd492cbe6ff2539a5"),
     ("freebsd_4bsd", "0xb7337ac554b52bcb"),
     ("freebsd_ule", "0xa1c7f1f9ed249eef"),
-    ("linux", "0x659de6362ba2d14b"),
+    ("linux", "0xcc7a6ea29af10f31"),
     ("eevdf", "0x33e91463d75bd981"),
 ];
 

@@ -632,6 +632,46 @@ impl FairRq {
         *s = Entity { state: State::Off, delayed: false, carried: true, ..e };
     }
 
+    /// A delayed entity leaves for another CPU's queue (`detach_task()` of a task the load
+    /// balancer moves for load, Linux 6.14+): dequeued without DEQUEUE_SLEEP, so its lag and a
+    /// relative deadline are saved, and it stays `sched_delayed` — [`FairRq::attach_delayed`]
+    /// queues it there as delayed, where it is woken or its dequeue finishes.
+    pub fn detach_delayed(&mut self, t: TaskId, now: Time) {
+        debug_assert!(self.is_delayed(t), "detach_delayed of task {t} that is not delayed");
+        self.update_running(now);
+        self.update_entity_lag(t);
+        self.leave_timeline(t);
+        let rel = self.f.place_rel_deadline;
+        let e = self.se.get_mut(t);
+        if rel {
+            e.deadline -= e.vruntime;
+            e.rel_deadline = true;
+        }
+        e.delayed = false;
+        e.state = State::Off;
+    }
+
+    /// Queue an entity handed over by [`FairRq::detach_delayed`] (then [`FairRq::take`] and
+    /// [`FairRq::adopt`]) as a delayed entity: placed with its lag as a migrated task is
+    /// (`enqueue_entity()`), on the queue and in the average, not runnable.
+    pub fn attach_delayed(&mut self, t: TaskId, now: Time) {
+        self.update_running(now);
+        self.place_entity(t, false);
+        self.on_rq_add(t);
+        let e = self.se.get_mut(t);
+        e.state = State::Queued;
+        e.delayed = true;
+        e.carried = false;
+        let (d, v) = (e.deadline, e.vruntime);
+        self.tree.insert(t, d, v);
+    }
+
+    /// Is `t` on this queue in any state: runnable, running, stopped, held or delayed (the
+    /// kernel keeps such a task on `rq->cfs_tasks`)?
+    pub fn on_queue(&self, t: TaskId) -> bool {
+        self.e(t).state != State::Off
+    }
+
     /// Is `t` blocked but still queued (DELAY_DEQUEUE)?
     /// Charged and not yet queued again or blocked: the host ends one job of a periodic task
     /// and starts the next at once (its release came while it ran), so the task never slept.

@@ -234,6 +234,37 @@ fn a_delayed_sleeper_woken_early_keeps_its_negative_lag() {
     assert!(!rq.preempts(0, 1, 3_000_000), "A is not eligible");
 }
 
+/// The load balancer moves a delayed task for load (Linux 6.14+): it leaves one queue without
+/// DEQUEUE_SLEEP and joins the other still delayed, its lag and relative deadline carried.
+#[test]
+fn a_delayed_task_moved_to_another_queue_stays_delayed_with_its_lag() {
+    let mut from = a_blocks_with_negative_lag(Features::default());
+    assert!(from.is_delayed(0));
+    // Detached at 2.8 ms: V = (2_100_000 + 700_000)/2 = 1_400_000, vlag = V − vA = −700_000;
+    // the deadline kept relative: dA − vA = 3_500_000 − 2_100_000 = 1_400_000.
+    from.detach_delayed(0, 2_800_000);
+    assert_eq!((from.nr_queued(), from.queued()), (1, 1), "only B is left");
+    let e = from.take(0);
+    assert_eq!((e.vlag, e.deadline, e.rel_deadline), (-700_000, 1_400_000, true));
+    // The other queue holds C (nice 0, new at 0): vC = 0 = V, dC = 700_000.
+    let mut to = FairRq::new(Features::default());
+    to.enqueue(&v(2), Why::New, 0);
+    to.adopt(0, e);
+    // Placed with its lag inflated by its own weight joining: −700_000·(1024+1024)/1024 =
+    // −1_400_000, so vA = 0 + 1_400_000 and dA = 1_400_000 + 1_400_000 = 2_800_000;
+    // V' = (0 + 1_400_000)/2 = 700_000 and A's lag −700_000 survives.
+    to.attach_delayed(0, 2_800_000);
+    assert_eq!((to.e(0).vruntime, to.e(0).deadline), (1_400_000, 2_800_000));
+    assert_eq!(to.avg_vruntime() - to.e(0).vruntime, -700_000);
+    assert!(to.is_delayed(0) && !to.is_waiting(0));
+    assert_eq!((to.nr_queued(), to.queued()), (2, 1), "A counts in V but cannot run");
+    // Woken there while still delayed: requeued in place (its lag is negative, kept).
+    to.enqueue(&v(0), Why::Woken, 2_800_000);
+    assert_eq!((to.e(0).vruntime, to.queued()), (1_400_000, 2));
+    // C (vC = 0 ≤ V, dC = 700_000) runs first: A is not eligible.
+    assert_eq!(pick(&mut to, 2_800_000), (2, 700_000));
+}
+
 #[test]
 fn a_new_task_gets_half_a_slice() {
     for initial in [true, false] {

@@ -18,13 +18,15 @@
 //!   `detach_tasks()` from the least recently run end of the busiest CPU's list, passing over tasks
 //!   that are running, not allowed here, cache-hot (ran less than 0.5 ms ago, unless balancing
 //!   failed twice) or ineligible on their queue while this one has tasks (unless it failed),
-//!   and for load, tasks heavier than the imbalance (halved per failure).
+//!   and for load, tasks heavier than the imbalance (halved per failure). A blocked task still
+//!   queued (a delayed dequeue) is taken only for load, and stays delayed on its new CPU: it is
+//!   woken there.
 //! - Failures count; after three more than `cache_nice_tries`, or for a misfit or a CPU whose
 //!   capacity RT tasks take, the running task is moved (active balance: the stopper pre-empts it).
 //!
 //! CPU utilisation includes the runnable tasks' `util_est` ([`super::util_est`]), as
 //! `cpu_util_cfs()` does. Not modelled: the cost limits of newidle balancing (`avg_idle` against
-//! `max_newidle_lb_cost`), delayed entities moved for load, task groups.
+//! `max_newidle_lb_cost`), task groups.
 
 use super::super::{Class, Linux};
 use super::select::IMBALANCE_PCT;
@@ -196,12 +198,17 @@ impl Linux {
         busiest.h_nr > 1 || (busiest.h_nr == 1 && (busiest.load as i64 <= imbalance || reduced(busiest.cap)))
     }
 
-    /// `can_migrate_task()`.
-    fn can_migrate(&self, t: TaskId, src: CpuId, dst: CpuId, now: Time) -> bool {
+    /// `can_migrate_task()`. A delayed task moves only for load (Linux 6.14+: it adds to the
+    /// load but not to the runnable tasks).
+    fn can_migrate(&self, t: TaskId, src: CpuId, dst: CpuId, kind: Migration, now: Time) -> bool {
         let smp = self.smp.as_ref().expect("smp");
         let rq = &self.rqs[src];
         let failed = smp.cpus[dst].nr_balance_failed;
-        if rq.fair.is_delayed(t) || !rq.fair.is_waiting(t) || rq.curr.is_some_and(|(c, _)| c == t) {
+        let delayed = rq.fair.is_delayed(t);
+        if (delayed && kind != Migration::Load)
+            || !(delayed || rq.fair.is_waiting(t))
+            || rq.curr.is_some_and(|(c, _)| c == t)
+        {
             return false;
         }
         if failed == 0
@@ -234,7 +241,10 @@ impl Linux {
         }
         let loop_max = self.rqs[src].nr_running().min(32);
         let failed = self.smp.as_ref().expect("smp").cpus[dst].nr_balance_failed;
+        // `rq->cfs_tasks` holds the tasks on the queue (delayed ones too); ours also keeps tasks
+        // that have since slept, which must not use up the pass's `loop_max` looks.
         let mut order = self.rqs[src].cfs_tasks.clone();
+        order.retain(|&t| self.rqs[src].fair.on_queue(t));
         let mut moved = 0;
         let mut looked = 0;
         while let Some(t) = order.pop() {
@@ -245,7 +255,7 @@ impl Linux {
             if looked > loop_max {
                 break;
             }
-            if !self.can_migrate(t, src, dst, now) {
+            if !self.can_migrate(t, src, dst, kind, now) {
                 continue;
             }
             if kind == Migration::Load {
@@ -257,7 +267,11 @@ impl Linux {
             } else {
                 imbalance -= 1;
             }
-            self.migrate_fair(t, src, dst, now);
+            if self.rqs[src].fair.is_delayed(t) {
+                self.migrate_delayed(t, src, dst, now);
+            } else {
+                self.migrate_fair(t, src, dst, now);
+            }
             moved += 1;
             // A preemptible kernel stops a newidle pass after one task.
             if idle == CpuState::GoingIdle || imbalance <= 0 {
@@ -275,6 +289,16 @@ impl Linux {
         self.enqueue_on(dst, &view.view(t), crate::policy::EnqueueReason::Migrated, now);
         self.after_enqueue(t, dst, crate::policy::EnqueueReason::Migrated, now);
         self.smp.as_mut().expect("smp").cpus[dst].arrived.push(t);
+    }
+
+    /// Move the delayed fair task `t` from `src` to `dst`: it stays blocked and delayed there,
+    /// is woken there in place, and no pre-emption is checked (an ineligible entity is not
+    /// picked over the running one).
+    fn migrate_delayed(&mut self, t: TaskId, src: CpuId, dst: CpuId, now: Time) {
+        self.rqs[src].fair.detach_delayed(t, now);
+        self.move_off(t, src, dst);
+        self.rqs[dst].fair.attach_delayed(t, now);
+        self.rqs[dst].cfs_front(t);
     }
 
     /// `sched_balance_rq()` for `dst`: true if a task moved (or an active balance started).
