@@ -232,6 +232,8 @@ pub struct Linux {
     keep_signals: bool,
     /// The `util_est` of tasks that were there before the run ([`smp::util_est`]).
     util_est_at_start: std::collections::BTreeMap<TaskId, u64>,
+    /// Per CPU, when its balancer last ran before the run ([`Linux::with_balance_phases`]).
+    balance_phases: Vec<Time>,
 }
 
 impl Linux {
@@ -246,6 +248,7 @@ impl Linux {
             now: 0,
             keep_signals: false,
             util_est_at_start: Default::default(),
+            balance_phases: Vec::new(),
             params,
         }
     }
@@ -325,6 +328,11 @@ impl Policy for Linux {
             .then(|| Smp::new(cpus, self.params.fair.tick_nsec, self.params.ni_ratio, self.params.stale_capacity));
         if let Some(smp) = self.smp.as_mut().filter(|_| self.keep_signals) {
             smp.log = Some(smp::signals::SignalLog::default());
+        }
+        if let Some(smp) = self.smp.as_mut() {
+            for (cpu, &phase) in smp.cpus.iter_mut().zip(&self.balance_phases) {
+                cpu.last_balance = phase;
+            }
         }
     }
 

@@ -352,6 +352,15 @@ impl Linux {
         false
     }
 
+    /// Start each CPU's periodic balancing as if it had last run at these times (one per CPU,
+    /// from CPU 0; missing ones at 0). A CPU balances on its own timer (`sd->last_balance`),
+    /// whose phase when a run starts is nothing the run shows: a replay of a trace may take it
+    /// as it takes a wake-up delay, one draw of an unknown.
+    pub fn with_balance_phases(mut self, phases: Vec<Time>) -> Self {
+        self.balance_phases = phases;
+        self
+    }
+
     /// `get_sd_balance_interval()` in ns.
     fn balance_interval(&self, c: CpuId, busy: bool) -> Dur {
         let smp = self.smp.as_ref().expect("smp");
@@ -486,6 +495,27 @@ mod tests {
             avg_load: load * 1024 / cap,
             misfit_load: 0,
         }
+    }
+
+    #[test]
+    fn each_cpu_balances_first_one_busy_interval_after_its_phase() {
+        use crate::policy::MS;
+        let mut linux =
+            Linux::new(crate::policies::linux::LinuxParams::default()).with_balance_phases(vec![8 * MS, 12 * MS]);
+        crate::policy::Policy::set_cpus(&mut linux, 2);
+        // Two CPUs: min_interval 2 ms, × busy_factor 16 = 32 ms = 8 ticks of 4 ms, less one.
+        assert_eq!(linux.balance_interval(0, true), 28 * MS);
+        let smp = linux.smp.as_ref().unwrap();
+        assert_eq!((smp.cpus[0].last_balance, smp.cpus[1].last_balance), (8 * MS, 12 * MS));
+        // Due at 36 ms and 40 ms: not before.
+        linux.balance_domains(0, CpuState::Busy, 32 * MS);
+        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 8 * MS, "not due at 32 ms");
+        linux.balance_domains(0, CpuState::Busy, 36 * MS);
+        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 36 * MS, "due at 36 ms");
+        // Without phases every CPU's timer starts at the run's start.
+        let mut plain = Linux::new(crate::policies::linux::LinuxParams::default());
+        crate::policy::Policy::set_cpus(&mut plain, 2);
+        assert!(plain.smp.as_ref().unwrap().cpus.iter().all(|c| c.last_balance == 0));
     }
 
     #[test]
