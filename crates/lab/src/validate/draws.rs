@@ -73,43 +73,9 @@ pub fn medoid(draws: &[&[TaskComparison]], groups: &[Vec<String>], tol: &Toleran
     best
 }
 
-/// When each CPU's balancer last ran before the run, in draw `draw` of a replay on `cpus` CPUs
-/// with a tick of `tick` ns. Draw 0 starts every timer at the run's start (what one replay took
-/// before draws varied it); every other draw puts each CPU's on one of the ticks of a busy CPU's
-/// first balancing interval (`cpus` ms × `busy_factor` 16, less a tick), from a hash of the draw
-/// and the CPU: the phase is not in the trace, and which task the first balances find cold
-/// hangs on it.
-pub fn balance_phases(cpus: usize, draw: u64, tick: u64) -> Vec<u64> {
-    if draw == 0 || tick == 0 {
-        return vec![0; cpus];
-    }
-    let ticks = (cpus as u64 * 16_000_000).div_ceil(tick).saturating_sub(1).max(1);
-    (0..cpus as u64)
-        .map(|cpu| {
-            // splitmix64 of the draw and the CPU.
-            let mut z = (draw << 8 | cpu).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % ticks * tick
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn draw_0_starts_every_balancer_at_the_run_and_others_spread_over_the_first_interval() {
-        assert_eq!(balance_phases(2, 0, 4_000_000), vec![0, 0]);
-        // Two CPUs, a 4 ms tick: the first busy interval is 32 ms → 8 ticks less one = 28 ms.
-        let all: Vec<u64> = (1..200).flat_map(|d| balance_phases(2, d, 4_000_000)).collect();
-        assert!(all.iter().all(|p| p % 4_000_000 == 0 && *p < 28_000_000), "{all:?}");
-        let distinct: std::collections::BTreeSet<u64> = all.iter().copied().collect();
-        assert_eq!(distinct.len(), 7, "every tick of the interval is drawn");
-        assert_ne!(balance_phases(2, 1, 4_000_000), balance_phases(2, 2, 4_000_000));
-        assert_eq!(balance_phases(2, 3, 4_000_000), balance_phases(2, 3, 4_000_000), "a draw is a draw");
-    }
 
     fn task(name: &str, share: f64, switches: f64) -> TaskComparison {
         let b = TaskStats {

@@ -291,7 +291,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                     .map_err(model_error)?
                     .keep_signals()
                     .with_util_est(util_est.iter().copied())
-                    .with_balance_phases(super::draws::balance_phases(case.cpus, draw, m.tick.unwrap_or(0)));
+                    .with_balance_draw(draw);
                 let result = replay::simulate_with(&r.replay, &m, &mut linux);
                 (result, linux.signal_log().cloned())
             } else {

@@ -984,11 +984,12 @@ impl FairRq {
         }
     }
 
-    /// `check_preempt_wakeup_fair()` for `woken` (just enqueued) against `running`, and the
-    /// pick that follows: true if `running` is to stop for another task now.
+    /// `check_preempt_wakeup_fair()` for `woken` (just enqueued, or a delayed task a balancer
+    /// moved here) against `running`, and the pick that follows: true if `running` is to stop
+    /// for another task now (a delayed pick only finishes its dequeue).
     pub fn preempts(&self, woken: TaskId, running: TaskId, _now: Time) -> bool {
         let (se, pse) = (self.e(running), self.e(woken));
-        if se.state != State::Running || pse.state != State::Queued || pse.delayed {
+        if se.state != State::Running || pse.state != State::Queued {
             return false;
         }
         let cpu = se.cpu;

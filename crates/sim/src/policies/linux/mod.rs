@@ -232,8 +232,8 @@ pub struct Linux {
     keep_signals: bool,
     /// The `util_est` of tasks that were there before the run ([`smp::util_est`]).
     util_est_at_start: std::collections::BTreeMap<TaskId, u64>,
-    /// Per CPU, when its balancer last ran before the run ([`Linux::with_balance_phases`]).
-    balance_phases: Vec<Time>,
+    /// Which draw of the balancers' phases at the start ([`Linux::with_balance_draw`]).
+    balance_draw: u64,
 }
 
 impl Linux {
@@ -248,7 +248,7 @@ impl Linux {
             now: 0,
             keep_signals: false,
             util_est_at_start: Default::default(),
-            balance_phases: Vec::new(),
+            balance_draw: 0,
             params,
         }
     }
@@ -329,11 +329,7 @@ impl Policy for Linux {
         if let Some(smp) = self.smp.as_mut().filter(|_| self.keep_signals) {
             smp.log = Some(smp::signals::SignalLog::default());
         }
-        if let Some(smp) = self.smp.as_mut() {
-            for (cpu, &phase) in smp.cpus.iter_mut().zip(&self.balance_phases) {
-                cpu.last_balance = phase;
-            }
-        }
+        self.draw_balance_phases();
     }
 
     #[inline]

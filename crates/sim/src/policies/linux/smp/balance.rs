@@ -291,14 +291,17 @@ impl Linux {
         self.smp.as_mut().expect("smp").cpus[dst].arrived.push(t);
     }
 
-    /// Move the delayed fair task `t` from `src` to `dst`: it stays blocked and delayed there,
-    /// is woken there in place, and no pre-emption is checked (an ineligible entity is not
-    /// picked over the running one).
+    /// Move the delayed fair task `t` from `src` to `dst`: it stays blocked and delayed there and
+    /// is woken there. Like any task a balancer attaches, it is checked against the running
+    /// task (`attach_task()` → `wakeup_preempt()`): one eligible there with the earliest deadline
+    /// has the CPU pick, and that pick finishes its dequeue.
     fn migrate_delayed(&mut self, t: TaskId, src: CpuId, dst: CpuId, now: Time) {
         self.rqs[src].fair.detach_delayed(t, now);
         self.move_off(t, src, dst);
+        self.rqs[dst].fair_arrives(&self.params, now);
         self.rqs[dst].fair.attach_delayed(t, now);
         self.rqs[dst].cfs_front(t);
+        self.smp.as_mut().expect("smp").cpus[dst].arrived.push(t);
     }
 
     /// `sched_balance_rq()` for `dst`: true if a task moved (or an active balance started).
@@ -352,13 +355,31 @@ impl Linux {
         false
     }
 
-    /// Start each CPU's periodic balancing as if it had last run at these times (one per CPU,
-    /// from CPU 0; missing ones at 0). A CPU balances on its own timer (`sd->last_balance`),
-    /// whose phase when a run starts is nothing the run shows: a replay of a trace may take it
-    /// as it takes a wake-up delay, one draw of an unknown.
-    pub fn with_balance_phases(mut self, phases: Vec<Time>) -> Self {
-        self.balance_phases = phases;
+    /// Draw `draw` of when each CPU's balancer last ran before the run. A CPU balances on its
+    /// own timer (`sd->last_balance`), whose phase when a run starts is nothing the run shows: a
+    /// replay of a trace takes it as it takes a wake-up delay, one draw of an unknown. Draw 0
+    /// starts every timer at the run's start (first due one busy interval in); every other draw
+    /// gives each CPU a head start of a whole number of ticks within that interval, from a hash
+    /// of the draw and the CPU, so its first balance falls on one of the interval's ticks.
+    pub fn with_balance_draw(mut self, draw: u64) -> Self {
+        self.balance_draw = draw;
         self
+    }
+
+    /// Set each CPU's head start for [`Linux::with_balance_draw`] (the SMP state just built).
+    pub(crate) fn draw_balance_phases(&mut self) {
+        if self.balance_draw == 0 || self.smp.is_none() {
+            return;
+        }
+        for c in 0..self.rqs.len() {
+            let tick = self.smp.as_ref().expect("smp").tick;
+            let ticks = (self.balance_interval(c, true) / tick).max(1);
+            // splitmix64 of the draw and the CPU.
+            let mut z = (self.balance_draw << 8 | c as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            self.smp.as_mut().expect("smp").cpus[c].balance_head_start = (z ^ (z >> 31)) % ticks * tick;
+        }
     }
 
     /// `get_sd_balance_interval()` in ns.
@@ -379,13 +400,17 @@ impl Linux {
     /// `sched_balance_domains()` of CPU `c`: balance if its interval has passed.
     fn balance_domains(&mut self, c: CpuId, idle: CpuState, now: Time) {
         let busy = idle == CpuState::Busy;
-        let last = self.smp.as_ref().expect("smp").cpus[c].last_balance;
-        if now >= last + self.balance_interval(c, busy) {
+        let cpu = &self.smp.as_ref().expect("smp").cpus[c];
+        let (last, head_start) = (cpu.last_balance, cpu.balance_head_start);
+        if now + head_start >= last + self.balance_interval(c, busy) {
             self.balance_rq(c, idle, now);
-            self.smp.as_mut().expect("smp").cpus[c].last_balance = now;
+            let cpu = &mut self.smp.as_mut().expect("smp").cpus[c];
+            cpu.last_balance = now;
+            cpu.balance_head_start = 0;
             self.update_idle_scan(now);
         }
-        let next = self.smp.as_ref().expect("smp").cpus[c].last_balance + self.balance_interval(c, busy);
+        let cpu = &self.smp.as_ref().expect("smp").cpus[c];
+        let next = (cpu.last_balance + self.balance_interval(c, busy)).saturating_sub(cpu.balance_head_start);
         self.smp.as_mut().expect("smp").cpus[c].next_balance = next;
     }
 
@@ -498,24 +523,31 @@ mod tests {
     }
 
     #[test]
-    fn each_cpu_balances_first_one_busy_interval_after_its_phase() {
-        use crate::policy::MS;
-        let mut linux =
-            Linux::new(crate::policies::linux::LinuxParams::default()).with_balance_phases(vec![8 * MS, 12 * MS]);
-        crate::policy::Policy::set_cpus(&mut linux, 2);
-        // Two CPUs: min_interval 2 ms, × busy_factor 16 = 32 ms = 8 ticks of 4 ms, less one.
-        assert_eq!(linux.balance_interval(0, true), 28 * MS);
-        let smp = linux.smp.as_ref().unwrap();
-        assert_eq!((smp.cpus[0].last_balance, smp.cpus[1].last_balance), (8 * MS, 12 * MS));
-        // Due at 36 ms and 40 ms: not before.
-        linux.balance_domains(0, CpuState::Busy, 32 * MS);
-        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 8 * MS, "not due at 32 ms");
-        linux.balance_domains(0, CpuState::Busy, 36 * MS);
-        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 36 * MS, "due at 36 ms");
-        // Without phases every CPU's timer starts at the run's start.
-        let mut plain = Linux::new(crate::policies::linux::LinuxParams::default());
-        crate::policy::Policy::set_cpus(&mut plain, 2);
-        assert!(plain.smp.as_ref().unwrap().cpus.iter().all(|c| c.last_balance == 0));
+    fn a_drawn_balancer_phase_brings_the_first_balance_onto_a_tick_of_the_first_interval() {
+        use crate::policies::linux::LinuxParams;
+        use crate::policy::{Policy, MS};
+        let head_starts = |draw: u64| {
+            let mut linux = Linux::new(LinuxParams::default()).with_balance_draw(draw);
+            Policy::set_cpus(&mut linux, 2);
+            // Two CPUs: min_interval 2 ms, × busy_factor 16 = 32 ms = 8 ticks of 4 ms, less one.
+            assert_eq!(linux.balance_interval(0, true), 28 * MS);
+            linux.smp.as_ref().unwrap().cpus.iter().map(|c| c.balance_head_start).collect::<Vec<_>>()
+        };
+        assert_eq!(head_starts(0), vec![0, 0], "draw 0: every timer starts at the run");
+        let all: Vec<u64> = (1..200).flat_map(head_starts).collect();
+        assert!(all.iter().all(|h| h % (4 * MS) == 0 && *h < 28 * MS), "{all:?}");
+        let distinct: std::collections::BTreeSet<u64> = all.iter().copied().collect();
+        assert_eq!(distinct.len(), 7, "every tick of the interval is drawn");
+        assert_eq!(head_starts(3), head_starts(3), "a draw is a draw");
+        // A head start of 20 ms: the first balance is due at 28 − 20 = 8 ms, then every 28 ms.
+        let mut linux = Linux::new(LinuxParams::default());
+        Policy::set_cpus(&mut linux, 2);
+        linux.smp.as_mut().unwrap().cpus[0].balance_head_start = 20 * MS;
+        linux.balance_domains(0, CpuState::Busy, 4 * MS);
+        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 0, "not due at 4 ms");
+        linux.balance_domains(0, CpuState::Busy, 8 * MS);
+        let cpu = &linux.smp.as_ref().unwrap().cpus[0];
+        assert_eq!((cpu.last_balance, cpu.balance_head_start), (8 * MS, 0), "due at 8 ms");
     }
 
     #[test]

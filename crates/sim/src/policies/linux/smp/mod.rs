@@ -111,6 +111,9 @@ pub struct CpuSmp {
     /// `rq->next_balance`, `sd->last_balance`, `sd->balance_interval`, `sd->nr_balance_failed`.
     pub next_balance: Time,
     pub last_balance: Time,
+    /// How long before the run its balancer last ran (until it first balances in the run):
+    /// its first balance is due that much before one busy interval from the start.
+    pub balance_head_start: Dur,
     pub balance_interval: Dur,
     pub nr_balance_failed: u32,
     /// An active balance asked for: this running task to that CPU.
