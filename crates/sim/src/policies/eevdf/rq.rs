@@ -466,15 +466,22 @@ impl FairRq {
 
     /// `enqueue_entity()` of an entity not on the queue.
     fn enqueue_entity(&mut self, t: TaskId, now: Time, initial: bool) {
+        self.place_on_queue(t, now, initial, false);
+        self.waiting += 1;
+    }
+
+    /// Place an entity not on the queue and put it there (in the average and the timeline),
+    /// runnable or delayed.
+    #[inline]
+    fn place_on_queue(&mut self, t: TaskId, now: Time, initial: bool, delayed: bool) {
         self.update_running(now);
         self.place_entity(t, initial);
         self.on_rq_add(t);
         let e = self.se.get_mut(t);
         e.state = State::Queued;
-        e.delayed = false;
+        e.delayed = delayed;
         let (d, v) = (e.deadline, e.vruntime);
         self.tree.insert(t, d, v);
-        self.waiting += 1;
     }
 
     /// Take queued (or running) `t` out of the counts, the timeline and the average.
@@ -655,15 +662,8 @@ impl FairRq {
     /// [`FairRq::adopt`]) as a delayed entity: placed with its lag as a migrated task is
     /// (`enqueue_entity()`), on the queue and in the average, not runnable.
     pub fn attach_delayed(&mut self, t: TaskId, now: Time) {
-        self.update_running(now);
-        self.place_entity(t, false);
-        self.on_rq_add(t);
-        let e = self.se.get_mut(t);
-        e.state = State::Queued;
-        e.delayed = true;
-        e.carried = false;
-        let (d, v) = (e.deadline, e.vruntime);
-        self.tree.insert(t, d, v);
+        self.se.get_mut(t).carried = false;
+        self.place_on_queue(t, now, false, true);
     }
 
     /// Is `t` on this queue in any state: runnable, running, stopped, held or delayed (the
