@@ -17,6 +17,7 @@ mod state;
 mod task_states;
 mod wake_delay;
 
+pub(crate) use wake_delay::splitmix64;
 pub use wake_delay::{WakeDelay, WAKE_QUANTILES};
 
 use crate::metrics::Overall;

@@ -89,7 +89,8 @@ impl Serialize for WakeDelay {
     }
 }
 
-fn splitmix64(x: u64) -> u64 {
+/// SplitMix64's output function of `x`: the simulator's one hash for reproducible draws.
+pub(crate) fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

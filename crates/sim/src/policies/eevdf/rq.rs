@@ -501,18 +501,25 @@ impl FairRq {
     /// `dequeue_entity()` to the end: save the lag, leave the average and the timeline.
     /// `sleep` = DEQUEUE_SLEEP (else the deadline is kept relative, PLACE_REL_DEADLINE).
     fn finish_dequeue(&mut self, t: TaskId, sleep: bool) {
+        // finish_delayed_dequeue_entity(): DELAY_ZERO drops positive lag gained while delayed.
+        let zero_positive_lag = self.f.delay_zero && self.e(t).delayed;
+        self.leave_saving_lag(t, sleep);
+        let e = self.se.get_mut(t);
+        if zero_positive_lag && e.vlag > 0 {
+            e.vlag = 0;
+        }
+    }
+
+    /// Save the lag (and, unless `sleep`, the deadline relative to vruntime), leave the average
+    /// and the timeline: off the queue.
+    fn leave_saving_lag(&mut self, t: TaskId, sleep: bool) {
         self.update_entity_lag(t);
         self.leave_timeline(t);
-        let zero_positive_lag = self.f.delay_zero;
         let rel = self.f.place_rel_deadline && !sleep;
         let e = self.se.get_mut(t);
         if rel {
             e.deadline -= e.vruntime;
             e.rel_deadline = true;
-        }
-        // finish_delayed_dequeue_entity(): DELAY_ZERO drops positive lag gained while delayed.
-        if e.delayed && zero_positive_lag && e.vlag > 0 {
-            e.vlag = 0;
         }
         e.delayed = false;
         e.state = State::Off;
@@ -646,16 +653,7 @@ impl FairRq {
     pub fn detach_delayed(&mut self, t: TaskId, now: Time) {
         debug_assert!(self.is_delayed(t), "detach_delayed of task {t} that is not delayed");
         self.update_running(now);
-        self.update_entity_lag(t);
-        self.leave_timeline(t);
-        let rel = self.f.place_rel_deadline;
-        let e = self.se.get_mut(t);
-        if rel {
-            e.deadline -= e.vruntime;
-            e.rel_deadline = true;
-        }
-        e.delayed = false;
-        e.state = State::Off;
+        self.leave_saving_lag(t, false);
     }
 
     /// Queue an entity handed over by [`FairRq::detach_delayed`] (then [`FairRq::take`] and

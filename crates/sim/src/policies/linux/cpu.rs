@@ -245,6 +245,15 @@ impl CpuRq {
         self.cfs_tasks.insert(0, t);
     }
 
+    /// Drop from `cfs_tasks` the tasks no longer on the fair queue (slept or gone). The kernel's
+    /// `rq->cfs_tasks` holds only queued tasks (delayed ones too); ours keeps a task that sleeps
+    /// until the balancer looks, whose pass must not spend its `loop_max` looks on it. A task
+    /// queued again goes to the front either way.
+    pub fn cfs_prune(&mut self) {
+        let fair = &self.fair;
+        self.cfs_tasks.retain(|&t| fair.on_queue(t));
+    }
+
     /// Take `t` out of `cfs_tasks` (it left this CPU's fair queue).
     pub fn cfs_forget(&mut self, t: TaskId) {
         self.cfs_tasks.retain(|&x| x != t);

@@ -241,10 +241,8 @@ impl Linux {
         }
         let loop_max = self.rqs[src].nr_running().min(32);
         let failed = self.smp.as_ref().expect("smp").cpus[dst].nr_balance_failed;
-        // `rq->cfs_tasks` holds the tasks on the queue (delayed ones too); ours also keeps tasks
-        // that have since slept, which must not use up the pass's `loop_max` looks.
+        self.rqs[src].cfs_prune();
         let mut order = self.rqs[src].cfs_tasks.clone();
-        order.retain(|&t| self.rqs[src].fair.on_queue(t));
         let mut moved = 0;
         let mut looked = 0;
         while let Some(t) = order.pop() {
@@ -371,14 +369,11 @@ impl Linux {
         if self.balance_draw == 0 || self.smp.is_none() {
             return;
         }
+        let tick = self.smp.as_ref().expect("smp").tick;
         for c in 0..self.rqs.len() {
-            let tick = self.smp.as_ref().expect("smp").tick;
             let ticks = (self.balance_interval(c, true) / tick).max(1);
-            // splitmix64 of the draw and the CPU.
-            let mut z = (self.balance_draw << 8 | c as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            self.smp.as_mut().expect("smp").cpus[c].balance_head_start = (z ^ (z >> 31)) % ticks * tick;
+            let z = crate::engine::splitmix64(self.balance_draw << 8 | c as u64);
+            self.smp.as_mut().expect("smp").cpus[c].balance_head_start = z % ticks * tick;
         }
     }
 

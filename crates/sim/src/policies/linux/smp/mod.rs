@@ -320,10 +320,7 @@ impl Linux {
             }
             let to = self.select_woken(t, prev, task.waker_cpu, now);
             if to != prev {
-                if why == EnqueueReason::Woken && self.class.get(t) == Class::Fair {
-                    self.smp.as_mut().expect("smp").age(t, now);
-                }
-                self.move_off(t, prev, to);
+                self.move_placed(t, prev, to, why == EnqueueReason::Woken, now);
                 return (to, if why == EnqueueReason::Woken { why } else { EnqueueReason::Migrated });
             }
         }
@@ -347,10 +344,7 @@ impl Linux {
             EnqueueReason::Woken => {
                 let to = self.select_woken(t, prev, task.waker_cpu, now);
                 if to != prev {
-                    if self.class.get(t) == Class::Fair {
-                        self.smp.as_mut().expect("smp").age(t, now);
-                    }
-                    self.move_off(t, prev, to);
+                    self.move_placed(t, prev, to, true, now);
                 }
                 (to, why)
             }
@@ -366,6 +360,15 @@ impl Linux {
             },
             _ => (prev, why),
         }
+    }
+
+    /// Move `t`, placed on another CPU than its last, there; a woken fair task is aged first, as
+    /// `migrate_task_rq_fair()` does ([`Smp::age`]).
+    fn move_placed(&mut self, t: TaskId, from: usize, to: usize, woken: bool, now: Time) {
+        if woken && self.class.get(t) == Class::Fair {
+            self.smp.as_mut().expect("smp").age(t, now);
+        }
+        self.move_off(t, from, to);
     }
 
     /// Hand `t`'s class state (off the queue of `from`) to the queue of `to`, and its load.

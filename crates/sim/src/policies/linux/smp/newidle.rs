@@ -71,11 +71,9 @@ impl Default for Die {
 impl Die {
     /// A throw of the 1024-sided die.
     pub fn throw(&mut self) -> u32 {
+        let z = crate::engine::splitmix64(self.0);
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % 1024) as u32
+        (z % 1024) as u32
     }
 }
 
