@@ -636,6 +636,10 @@ impl FairRq {
         let e = *self.e(t);
         debug_assert_eq!(e.state, State::Off, "take of task {t} still on the queue");
         *self.se.get_mut(t) = OFF;
+        // A wakee handed away is no longer this queue's to compare slices with.
+        if self.last_wakee == Some(t) {
+            self.last_wakee = None;
+        }
         e
     }
 

@@ -339,6 +339,24 @@ fn a_shorter_slice_wakee_preempts_a_protected_task() {
     }
 }
 
+/// PREEMPT_SHORT compares the current task's slice with the last wakee's; a wakee another CPU
+/// took in the meantime is no longer on this queue and cancels nothing.
+#[test]
+fn a_wakee_taken_by_another_cpu_does_not_cancel_the_current_protection() {
+    let mut rq = FairRq::new(Features::default());
+    rq.enqueue(&v(0), Why::Woken, 0);
+    assert_eq!(pick(&mut rq, 0), (0, 1_400_000));
+    assert_eq!(rq.e(0).vprot, 1_400_000, "A is protected to its deadline");
+    // B wakes here at 0.1 ms, then another CPU takes it before it runs.
+    rq.enqueue(&v(1), Why::Woken, 100_000);
+    rq.dequeue(1);
+    let _ = rq.take(1);
+    // A is stopped at 0.2 ms by another class and stays queued: its protection stands.
+    rq.charge(0, 200_000);
+    rq.enqueue(&v(0), Why::Preempted, 200_000);
+    assert_eq!(rq.e(0).vprot, 1_400_000);
+}
+
 #[test]
 fn batch_wakees_do_not_preempt_and_idle_tasks_yield_to_others() {
     let class = |id, c: &'static str| TaskView { class: Some(c), ..v(id) };

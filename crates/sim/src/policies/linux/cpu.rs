@@ -245,6 +245,13 @@ impl CpuRq {
         self.cfs_tasks.insert(0, t);
     }
 
+    /// Keep `t` where it is in `cfs_tasks`, or put it first if it is not there.
+    pub fn cfs_keep(&mut self, t: TaskId) {
+        if !self.cfs_tasks.contains(&t) {
+            self.cfs_tasks.insert(0, t);
+        }
+    }
+
     /// Drop from `cfs_tasks` the tasks no longer on the fair queue (slept or gone). The kernel's
     /// `rq->cfs_tasks` holds only queued tasks (delayed ones too); ours keeps a task that sleeps
     /// until the balancer looks, whose pass must not spend its `loop_max` looks on it. A task
@@ -257,5 +264,28 @@ impl CpuRq {
     /// Take `t` out of `cfs_tasks` (it left this CPU's fair queue).
     pub fn cfs_forget(&mut self, t: TaskId) {
         self.cfs_tasks.retain(|&x| x != t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rq->cfs_tasks` is most-recently-queued first, but a delayed task woken in place
+    /// (ENQUEUE_DELAYED) is not queued anew and keeps its place; the balancer walks the list
+    /// from the back, so the place decides which task it looks at first.
+    #[test]
+    fn a_task_requeued_in_place_keeps_its_place_in_cfs_tasks() {
+        let mut rq = CpuRq::new(0, &LinuxParams::default());
+        for t in [1, 2, 3] {
+            rq.cfs_front(t);
+        }
+        assert_eq!(rq.cfs_tasks, [3, 2, 1]);
+        rq.cfs_keep(1);
+        assert_eq!(rq.cfs_tasks, [3, 2, 1]);
+        rq.cfs_front(1);
+        assert_eq!(rq.cfs_tasks, [1, 3, 2]);
+        rq.cfs_keep(4);
+        assert_eq!(rq.cfs_tasks, [4, 1, 3, 2]);
     }
 }

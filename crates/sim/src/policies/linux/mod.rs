@@ -295,9 +295,16 @@ impl Linux {
             Class::RealTime => rq.rt.enqueue(task, why, now),
             Class::Fair => {
                 rq.fair_arrives(&self.params, now);
+                // A delayed task woken where it is queued is not enqueued anew
+                // (ENQUEUE_DELAYED): it keeps its place in `cfs_tasks`.
+                let requeued = rq.fair.is_delayed(task.id);
                 rq.fair.enqueue(task, why, now);
                 if self.smp.is_some() && why != EnqueueReason::Restored {
-                    rq.cfs_front(task.id);
+                    if requeued {
+                        rq.cfs_keep(task.id);
+                    } else {
+                        rq.cfs_front(task.id);
+                    }
                 }
                 return;
             }
