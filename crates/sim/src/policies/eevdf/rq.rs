@@ -254,6 +254,11 @@ impl FairRq {
         self.tick = tick;
     }
 
+    /// The tick this queue acts on (None: slice ends are exact).
+    pub fn tick(&self) -> Option<Dur> {
+        self.tick
+    }
+
     /// The entity of `t` (an off-queue one if unknown).
     #[inline]
     pub fn e(&self, t: TaskId) -> &Entity {
@@ -543,8 +548,15 @@ impl FairRq {
 
     /// `requeue_delayed_entity()`: a delayed entity is woken; with DELAY_ZERO a positive lag it
     /// gained while delayed is dropped by placing it again at V.
+    ///
+    /// The kernel gets here from `ttwu_runnable()` without an `update_curr()`: V counts the
+    /// running entity's vruntime as of its last update — with a tick, the last tick at the
+    /// latest — so a sleeper woken late in the current task's run can still read a negative
+    /// lag and keep its old vruntime and (earlier) deadline. `check_preempt_wakeup_fair()`
+    /// updates the current entity right after.
     fn requeue_delayed(&mut self, t: TaskId, now: Time) {
-        self.update_running(now);
+        let last_update = self.tick.map_or(now, |tick| now / tick * tick);
+        self.update_running(last_update);
         if self.f.delay_zero {
             self.update_entity_lag(t);
             if self.e(t).vlag > 0 {
@@ -559,6 +571,7 @@ impl FairRq {
         }
         self.se.get_mut(t).delayed = false;
         self.waiting += 1;
+        self.update_running(now);
     }
 
     /// A task becomes runnable (`enqueue_task_fair`), or — charged and not blocked — stays its

@@ -234,6 +234,29 @@ fn a_delayed_sleeper_woken_early_keeps_its_negative_lag() {
     assert!(!rq.preempts(0, 1, 3_000_000), "A is not eligible");
 }
 
+/// `ttwu_runnable()` requeues a delayed task without `update_curr()`: DELAY_ZERO's lag test
+/// sees the running task's vruntime as of the last tick, not of the wake-up.
+#[test]
+fn a_delayed_sleeper_reads_its_lag_against_the_current_task_as_of_the_last_tick() {
+    for (tick, woken) in [(Some(4_000_000), (2_100_000, 3_500_000)), (None, (2_900_000, 4_300_000))] {
+        let mut rq = a_blocks_with_negative_lag(Features::default());
+        rq.set_tick(tick);
+        // B runs from 2.8 ms (vB = 700_000, dB = 2_100_000); A, delayed, is woken at 5 ms.
+        assert_eq!(pick(&mut rq, 2_800_000), (1, 1_400_000));
+        rq.enqueue(&v(0), Why::Woken, 5_000_000);
+        // With a 4 ms tick, B was last updated at 4 ms: vB = 700_000 + 1_200_000 = 1_900_000,
+        // V = (2_100_000 + 1_900_000)/2 = 2_000_000, A's lag 2_000_000 − 2_100_000 < 0: A keeps
+        // vA = 2_100_000 and dA = 3_500_000. Without a tick B is updated at the wake-up:
+        // vB = 2_900_000, V = 2_500_000, lag +400_000 > 0, dropped: A is placed again at
+        // V = vB = 2_900_000 (A left the average), dA = 4_300_000.
+        assert_eq!((rq.e(0).vruntime, rq.e(0).deadline), woken, "tick {tick:?}");
+        // Either way B is updated now (vB = 2_900_000 ≥ dB: renewed to 4_300_000) and A,
+        // eligible (vA ≤ V) with a deadline no later than B's, pre-empts.
+        assert_eq!((rq.e(1).vruntime, rq.e(1).deadline), (2_900_000, 4_300_000));
+        assert!(rq.preempts(0, 1, 5_000_000));
+    }
+}
+
 /// The load balancer moves a delayed task for load (Linux 6.14+): it leaves one queue without
 /// DEQUEUE_SLEEP and joins the other still delayed, its lag and relative deadline carried.
 #[test]

@@ -234,6 +234,8 @@ pub struct Linux {
     util_est_at_start: std::collections::BTreeMap<TaskId, u64>,
     /// Which draw of the balancers' phases at the start ([`Linux::with_balance_draw`]).
     balance_draw: u64,
+    /// The engine's tick, given to every CPU's fair queue (also to queues made later).
+    tick: Option<Dur>,
 }
 
 impl Linux {
@@ -249,6 +251,7 @@ impl Linux {
             keep_signals: false,
             util_est_at_start: Default::default(),
             balance_draw: 0,
+            tick: None,
             params,
         }
     }
@@ -330,6 +333,7 @@ impl Policy for Linux {
         let cpus = cpus.max(1);
         if cpus != self.rqs.len() {
             self.rqs = (0..cpus).map(|c| CpuRq::new(c, &self.params)).collect();
+            self.set_tick(self.tick);
         }
         self.smp = (cpus > 1)
             .then(|| Smp::new(cpus, self.params.fair.tick_nsec, self.params.ni_ratio, self.params.stale_capacity));
@@ -494,6 +498,7 @@ impl Policy for Linux {
     }
 
     fn set_tick(&mut self, tick: Option<Dur>) {
+        self.tick = tick;
         for rq in &mut self.rqs {
             rq.fair.set_tick(tick);
         }
@@ -572,5 +577,20 @@ impl Policy for Linux {
 
     fn throttled(&self, task: TaskId) -> bool {
         self.rqs[self.rq_of(task)].throttled(task, self.class.get(task), &self.params, &self.bw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine gives the tick before the CPU count; the queues made for more CPUs must
+    /// still act on it (a fair task past its protection is looked at again at every tick).
+    #[test]
+    fn queues_made_for_more_cpus_keep_the_engines_tick() {
+        let mut linux = Linux::new(LinuxParams::default());
+        linux.set_tick(Some(4_000_000));
+        linux.set_cpus(2);
+        assert_eq!((linux.rq(0).fair.tick(), linux.rq(1).fair.tick()), (Some(4_000_000), Some(4_000_000)));
     }
 }
