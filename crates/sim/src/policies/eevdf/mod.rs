@@ -61,7 +61,7 @@ mod tests;
 
 use super::spec::{ms, Params, SpecError};
 use crate::policy::{CpuId, Dur, EnqueueReason, Pick, Policy, TaskId, TaskView, Time};
-pub use rq::{FairPolicy, FairRq, Features};
+pub use rq::{FairPolicy, FairRq, Features, NotWaiting};
 
 /// The `eevdf` policy: one fair run queue.
 #[derive(Debug, Clone)]
@@ -117,6 +117,18 @@ pub fn features(p: &mut Params) -> Result<Features, SpecError> {
     flag("delay_dequeue", &mut f.delay_dequeue)?;
     flag("delay_zero", &mut f.delay_zero)?;
     flag("wakeup_preemption", &mut f.wakeup_preemption)?;
+    Ok(f)
+}
+
+/// Features from a whole `eevdf[:k=v,...]` spec, every parameter checked (the trace shadow
+/// takes the fair class's rules this way).
+pub fn features_of_spec(spec: &str) -> Result<Features, SpecError> {
+    let mut p = Params::parse(spec)?;
+    if p.name != "eevdf" {
+        return Err(p.error("policy", format!("expected `eevdf[:key=value,...]`, not `{}`", p.name)));
+    }
+    let f = features(&mut p)?;
+    p.finish()?;
     Ok(f)
 }
 

@@ -150,6 +150,10 @@ pub struct Entity {
     carried: bool,
 }
 
+/// [`FairRq::pick_as`] was asked to run a task that is not waiting on the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotWaiting(pub TaskId);
+
 /// An entity that is not on the queue.
 const OFF: Entity = Entity {
     vruntime: 0,
@@ -865,6 +869,31 @@ impl FairRq {
     /// whole `Option<Pick>` goes through memory, and reading it back as one wide load right
     /// after the narrower stores that wrote it stalls (a failed store-to-load forward).
     pub fn pick_task(&mut self, cpu: CpuId, now: Time) -> Option<TaskId> {
+        let curr = self.prepare_pick(cpu, now);
+        let t = self.pick_runnable(cpu, curr)?;
+        self.set_next(cpu, curr, t, now);
+        Some(t)
+    }
+
+    /// The kernel picked `t` on `cpu` (a shadow following a live trace, `schedlab trace
+    /// shadow`): the rules pick first — a delayed entity they reach finishes its dequeue, as
+    /// it would have in the kernel — then `t` becomes the current entity whatever they chose.
+    /// Returns the rules' choice, or `Err` if `t` is not waiting on this queue.
+    pub fn pick_as(&mut self, cpu: CpuId, t: TaskId, now: Time) -> Result<Option<TaskId>, NotWaiting> {
+        let curr = self.prepare_pick(cpu, now);
+        let rules = self.pick_runnable(cpu, curr);
+        if !self.is_waiting(t) {
+            return Err(NotWaiting(t));
+        }
+        self.set_next(cpu, curr, t, now);
+        Ok(rules)
+    }
+
+    /// Before a pick on `cpu`: bring the running entities' vruntimes up to `now`, block what
+    /// was charged and not queued again, and put back the current entities other CPUs hold.
+    /// Returns `cpu`'s held current entity.
+    #[inline]
+    fn prepare_pick(&mut self, cpu: CpuId, now: Time) -> Option<TaskId> {
         self.update_running(now);
         self.block_stopped(now);
         if cpu >= self.held.len() {
@@ -878,40 +907,69 @@ impl FairRq {
                 }
             }
         }
+        curr
+    }
+
+    /// `pick_eevdf()` until it returns a runnable entity: a delayed one it picks finishes its
+    /// dequeue instead.
+    #[inline]
+    fn pick_runnable(&mut self, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
         loop {
             let t = self.pick_eevdf(curr, true, cpu)?;
             #[cfg(test)]
             self.record_pick(t);
-            let e = *self.e(t);
-            if e.delayed {
-                self.finish_dequeue(t, true);
-                continue;
+            if !self.e(t).delayed {
+                return Some(t);
             }
-            if let Some(c) = curr {
-                self.held[cpu] = NONE;
-                self.n_held -= 1;
-                if c != t {
-                    // put_prev_entity(curr), set_next_entity(t).
-                    let e = self.se.get_mut(c);
-                    e.state = State::Queued;
-                    let (d, v) = (e.deadline, e.vruntime);
-                    self.tree.replace(t, c, d, v);
-                }
-            } else {
-                self.tree.remove(t);
-            }
-            self.waiting -= 1;
-            let e = self.se.get_mut(t);
-            e.state = State::Running;
-            e.cpu = cpu;
-            e.exec_start = now;
-            e.resched = false;
-            self.running.push(t);
-            if Some(t) != curr {
-                self.set_protect_slice(t);
-            }
-            return Some(t);
+            self.finish_dequeue(t, true);
         }
+    }
+
+    /// `set_next_entity()`: `t` runs on `cpu` from `now`, with a fresh slice protection unless
+    /// it is `curr`, the current entity picked again.
+    #[inline]
+    fn set_next(&mut self, cpu: CpuId, curr: Option<TaskId>, t: TaskId, now: Time) {
+        if let Some(c) = curr {
+            self.held[cpu] = NONE;
+            self.n_held -= 1;
+            if c != t {
+                // put_prev_entity(curr), set_next_entity(t).
+                let e = self.se.get_mut(c);
+                e.state = State::Queued;
+                let (d, v) = (e.deadline, e.vruntime);
+                self.tree.replace(t, c, d, v);
+            }
+        } else {
+            self.tree.remove(t);
+        }
+        self.waiting -= 1;
+        let e = self.se.get_mut(t);
+        e.state = State::Running;
+        e.cpu = cpu;
+        e.exec_start = now;
+        e.resched = false;
+        self.running.push(t);
+        if Some(t) != curr {
+            self.set_protect_slice(t);
+        }
+    }
+
+    /// `update_curr()` of the running entities at `now`, as the tick (`task_tick_fair()`) or a
+    /// task's read of its own CPU clock (`task_sched_runtime()`) does it.
+    pub fn update_at(&mut self, now: Time) {
+        self.update_running(now);
+    }
+
+    /// Has `update_curr()` asked to reschedule `t` (its slice used up, or its protection over
+    /// while others wait)?
+    pub fn wants_resched(&self, t: TaskId) -> bool {
+        self.e(t).resched
+    }
+
+    /// `t`'s lag against the queue's average now, `V − v` in virtual ns (positive: owed time).
+    pub fn lag(&mut self, t: TaskId) -> i64 {
+        let v = self.e(t).vruntime;
+        self.avg_vruntime() - v
     }
 
     #[cfg(test)]
