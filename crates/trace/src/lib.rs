@@ -25,6 +25,7 @@ pub mod meta;
 pub mod parse;
 pub mod render;
 pub mod rt_period;
+pub mod shadow;
 pub mod tick_phase;
 pub mod timeline;
 pub mod trim;

@@ -1,5 +1,5 @@
-//! `schedlab trace`: record what the Linux scheduler does with a program, and turn a recorded
-//! trace into a simulator workload.
+//! `schedlab trace`: record what the Linux scheduler does with a program, turn a recorded
+//! trace into a simulator workload, and follow a trace's fair tasks with the model's rules.
 
 use crate::host::Host;
 use crate::output::{self, OutputArgs};
@@ -9,6 +9,7 @@ use clap::Subcommand;
 use schedlab_lab::trace::import::{self, ImportRequest};
 use schedlab_lab::trace::perfetto;
 use schedlab_lab::trace::record::{self, RecordRequest, WorkloadRecordRequest};
+use schedlab_lab::trace::shadow::{self, ShadowRequest};
 use schedlab_report::section::Section;
 use schedlab_trace::{Format, Select};
 use std::path::PathBuf;
@@ -50,6 +51,71 @@ enum Cmd {
     /// per task its arrival, CPU bursts and blocked intervals, policy, nice/RT priority and
     /// affinity. Lines it cannot use are counted, never dropped in silence.
     Import(ImportArgs),
+    /// Follow chosen fair tasks of one CPU through a trace with the eevdf model's run queue kept
+    /// beside the kernel's: the model never chooses, it follows every switch the kernel made,
+    /// and each decision the kernel took (a wake-up that pre-empted or not, a tick that ended a
+    /// slice or not, each pick) is judged against the model's rules in the state they would
+    /// have had. The wrong ones are listed with the lags and protection they were made with.
+    Shadow(ShadowArgs),
+}
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  schedlab trace shadow results/validate/<run>/trace_sleepers-vs-hog.txt --tasks sleep-1/4,sleep-2/8,hog
+  schedlab trace shadow trace.txt --tasks 4242,4243 --policy eevdf:delay_zero=0 --from-ms 500 --show 40
+
+The tasks must be fair tasks that ran on one CPU only (pin them). Other tasks on that CPU are
+taken as time the CPU was away: the followed task they displaced goes back to the queue.")]
+struct ShadowArgs {
+    /// The trace file.
+    trace: PathBuf,
+    /// The trace's format: tracefs, perf or trace-cmd (default: detected).
+    #[arg(long, value_name = "FORMAT")]
+    trace_format: Option<Format>,
+    /// The metadata sidecar `trace record` wrote (its CPU times shorten runs whose switch-out
+    /// the trace lost).
+    #[arg(long)]
+    meta: Option<PathBuf>,
+    /// The tasks to follow: task ids or command names, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    tasks: Vec<String>,
+    /// The CPU whose queue to keep (default: the one the tasks ran on).
+    #[arg(long)]
+    cpu: Option<usize>,
+    /// The rules: eevdf with its parameters, as `sim run --policy` takes them (e.g.
+    /// `eevdf:delay_zero=0`; `cpus=` sets the base slice's scaling, default 2).
+    #[arg(long, default_value = "eevdf")]
+    policy: String,
+    /// The kernel's tick period (4ms at HZ=250), placed at the phase the trace's tick
+    /// pre-emptions show; `off` for none.
+    #[arg(long, default_value = "4ms", value_parser = tick_arg)]
+    tick: TickArg,
+    /// Judge decisions from this far into the trace (the state is kept from its start).
+    #[arg(long, default_value_t = 0.0)]
+    from_ms: f64,
+    /// Judge decisions up to this far into the trace.
+    #[arg(long)]
+    to_ms: Option<f64>,
+    /// A decision took effect when the switch it asks for came within this many µs.
+    #[arg(long, default_value_t = 100)]
+    window_us: u64,
+    /// List this many wrong decisions.
+    #[arg(long, default_value_t = 20)]
+    show: usize,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// `--tick`: a period, or `off`.
+#[derive(Clone, Copy)]
+struct TickArg(Option<u64>);
+
+fn tick_arg(s: &str) -> Result<TickArg, String> {
+    if s.eq_ignore_ascii_case("off") {
+        return Ok(TickArg(None));
+    }
+    units::positive_duration(s).map(|d| TickArg(Some(d.as_nanos() as u64)))
 }
 
 #[derive(clap::Args)]
@@ -159,6 +225,22 @@ pub fn run(args: Args) -> Result<()> {
                     println!("workload: {}", path.display());
                 }
             }
+        }
+        Cmd::Shadow(a) => {
+            let req = ShadowRequest {
+                trace: a.trace,
+                format: a.trace_format,
+                meta: a.meta,
+                tasks: a.tasks,
+                cpu: a.cpu,
+                policy: a.policy,
+                tick_ns: a.tick.0,
+                from_ms: a.from_ms,
+                to_ms: a.to_ms,
+                window_us: a.window_us,
+                show: a.show,
+            };
+            output::emit(shadow::shadow_file(&req)?, &a.output, &host)?;
         }
     }
     Ok(())

@@ -1,0 +1,623 @@
+//! A shadow of the fair class beside a live trace: the eevdf model's run queue
+//! ([`FairRq`]) kept for chosen tasks of one CPU, driven by what the kernel did — its wake-ups,
+//! its switches, its ticks, the tasks' reads of their own CPU clock — and asked at every
+//! decision the kernel made whether the model's rules decide the same.
+//!
+//! A replay ([`crate::import`], `sim run`) lets the model make every choice, so one early
+//! difference changes everything after it and the replay's metrics say only *that* it
+//! differs. The shadow never lets the model choose: it follows the kernel's choices and keeps
+//! the model's state (vruntimes, lags, deadlines, slice protection, delayed dequeues) as the
+//! kernel's would be under the model's rules. Every decision is then judged alone, and the
+//! ones the rules get wrong, with the state they were made in, point at the rule or the state
+//! that is not the kernel's.
+//!
+//! Decisions judged: a wake-up of a followed task while another followed task runs (the rules:
+//! `check_preempt_wakeup_fair()` and the pick after it; the kernel: the woken task ran within
+//! the window, switched in as the running task was switched out runnable); a tick or a clock
+//! read at which `update_curr()` asks to reschedule, and every tick (the rules: the pick after
+//! it is another task; the kernel: the running task was switched out runnable within the
+//! window); and every switch-in of a followed task (the rules' pick against the kernel's).
+//! A decision whose outcome the trace leaves open — the running task blocked within the
+//! window, or a task not followed took the CPU — is counted as unclear, not judged.
+
+use crate::event::{Pid, PrioClass};
+use crate::tick_phase::TickPhase;
+use crate::timeline::{Run, Timeline};
+use schedlab_sim::policies::eevdf::{FairRq, Features};
+use schedlab_sim::policy::{EnqueueReason, TaskId, TaskView};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// On a live trace, the shadow's ticks fall this much before the phase the trace's tick
+/// pre-emptions give: that phase is where the kernel's switches after a tick cluster, a few µs
+/// after the tick itself.
+pub const LIVE_TICK_LEAD_NS: u64 = 30_000;
+
+/// What to follow.
+#[derive(Debug, Clone)]
+pub struct ShadowOptions {
+    pub cpu: usize,
+    /// The tasks whose fair queue the shadow keeps; they must have run on `cpu` only.
+    pub pids: Vec<Pid>,
+    pub features: Features,
+    /// Where the kernel's tick fell (None: no ticks, only wake-ups and clock reads act).
+    pub tick: Option<TickPhase>,
+    /// The ticks fall this much before `tick`'s phase ([`LIVE_TICK_LEAD_NS`] for a live trace,
+    /// 0 for a simulated one, whose switches are at the tick).
+    pub tick_lead_ns: u64,
+    /// Judge the decisions in `[from, to)` (trace ns); the state is kept from the trace's start.
+    pub from: u64,
+    pub to: u64,
+    /// A decision took effect when the switch it asks for came within this (100 µs).
+    pub window_ns: u64,
+}
+
+/// What the kernel did at a decision point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    Wake,
+    Tick,
+    ClockRead,
+}
+
+/// One decision the kernel made, and the rules' answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    pub at: u64,
+    pub moment: Moment,
+    pub woken: Option<Pid>,
+    pub running: Pid,
+    /// How long `running` had run since it was switched in.
+    pub ran_ns: u64,
+    /// The rules switch to another task now.
+    pub rules: bool,
+    /// The kernel did.
+    pub kernel: bool,
+    /// Lags (`V − v`, virtual ns, positive = owed) after the wake-up's enqueue.
+    pub running_lag: i64,
+    pub woken_lag: Option<i64>,
+    /// The running task's slice protection was still on (`vprot > vruntime`).
+    pub protected: bool,
+}
+
+/// A switch-in where the rules would have picked another task.
+#[derive(Debug, Clone, Serialize)]
+pub struct PickDiffers {
+    pub at: u64,
+    pub kernel: Pid,
+    pub rules: Option<Pid>,
+}
+
+/// The shadow's findings.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ShadowReport {
+    pub decisions: Vec<Decision>,
+    pub picks: usize,
+    pub picks_differ: Vec<PickDiffers>,
+    /// Decisions the trace leaves open (the running task blocked within the window, or a task
+    /// not followed took the CPU).
+    pub unclear: usize,
+    /// Wake-ups onto a CPU that ran no followed task (nothing to decide among the followed).
+    pub wakes_not_contested: usize,
+    /// A followed task switched in without a wake-up the shadow saw (queued then, lag 0).
+    pub repaired: usize,
+}
+
+/// Why the shadow cannot follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShadowError {
+    UnknownTask(Pid),
+    NotFair { pid: Pid, class: String },
+    RanElsewhere { pid: Pid, cpu: usize },
+    NoTasks,
+}
+
+impl std::fmt::Display for ShadowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShadowError::UnknownTask(p) => write!(f, "task {p} is not in the trace"),
+            ShadowError::NotFair { pid, class } => {
+                write!(f, "task {pid} is not a fair task ({class}): the shadow keeps the fair class only")
+            }
+            ShadowError::RanElsewhere { pid, cpu } => write!(
+                f,
+                "task {pid} also ran on CPU {cpu}: the shadow keeps one CPU's queue, so follow tasks that ran on it alone"
+            ),
+            ShadowError::NoTasks => write!(f, "no tasks to follow"),
+        }
+    }
+}
+
+impl std::error::Error for ShadowError {}
+
+/// Events at one instant are taken in this order: a wake-up is seen by the task running then,
+/// so it comes before that task's switch-out; a tick before the switch it causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Tick,
+    Read(usize),
+    Wake {
+        task: usize,
+        new: bool,
+    },
+    Out {
+        task: usize,
+        blocked: bool,
+        exited: bool,
+    },
+    /// A task not followed is switched in.
+    Other,
+    In(usize),
+}
+
+/// Follow `opts.pids` on `opts.cpu` through `tl`.
+pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, ShadowError> {
+    if opts.pids.is_empty() {
+        return Err(ShadowError::NoTasks);
+    }
+    let mut nice = Vec::new();
+    for &pid in &opts.pids {
+        let t = tl.tasks.get(&pid).ok_or(ShadowError::UnknownTask(pid))?;
+        if let Some(r) = t.runs.iter().find(|r| r.cpu != opts.cpu) {
+            return Err(ShadowError::RanElsewhere { pid, cpu: r.cpu });
+        }
+        match t.class_at(t.runs.first().map_or(t.first_seen, |r| r.start)) {
+            Some(PrioClass::Fair { nice: n }) => nice.push(n),
+            None => nice.push(0),
+            Some(other) => return Err(ShadowError::NotFair { pid, class: format!("{other:?}") }),
+        }
+    }
+    let events = events(tl, opts);
+    let switch_ins = switch_ins(tl, opts.cpu);
+    let mut s = Shadow {
+        tl,
+        opts,
+        nice,
+        fair: FairRq::new(opts.features.clone()),
+        running: None,
+        seen: vec![false; opts.pids.len()],
+        switch_ins,
+        base: tick_base(tl, opts),
+        wakes: events.iter().filter(|(_, e)| matches!(e, Ev::Wake { .. })).map(|&(ts, _)| ts).collect(),
+        report: ShadowReport::default(),
+    };
+    s.fair.set_tick(opts.tick.map(|t| t.tick_ns));
+    for &(ts, ev) in &events {
+        s.step(ts, ev);
+    }
+    Ok(s.report)
+}
+
+/// Every event of the followed tasks and the ticks, in order.
+fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
+    let mut out = Vec::new();
+    for (i, pid) in opts.pids.iter().enumerate() {
+        let t = &tl.tasks[pid];
+        if let Some(a) = t.arrival.filter(|&a| a >= tl.start) {
+            out.push((a, Ev::Wake { task: i, new: true }));
+        }
+        for b in &t.blocked {
+            if b.end < tl.end {
+                out.push((b.end, Ev::Wake { task: i, new: false }));
+            }
+        }
+        for r in &t.runs {
+            out.push((r.start, Ev::In(i)));
+            let blocked = t.blocks_at(r.end);
+            let exited = t.exit == Some(r.end);
+            if r.end < tl.end {
+                out.push((r.end, Ev::Out { task: i, blocked, exited }));
+            }
+        }
+        out.extend(t.cpu_clock_reads.iter().map(|&ts| (ts, Ev::Read(i))));
+    }
+    for t in tl.tasks.values().filter(|t| t.pid != 0 && !opts.pids.contains(&t.pid)) {
+        out.extend(t.runs.iter().filter(|r| r.cpu == opts.cpu).map(|r| (r.start, Ev::Other)));
+    }
+    if let Some(tick) = opts.tick {
+        let base = tick_base(tl, opts);
+        out.extend(
+            (1..)
+                .map(|k| base + k * tick.tick_ns)
+                .skip_while(|&ts| ts < tl.start)
+                .take_while(|&ts| ts < tl.end)
+                .map(|ts| (ts, Ev::Tick)),
+        );
+    }
+    out.sort();
+    out
+}
+
+/// The shadow's last tick at or before the trace's start (its start without ticks).
+fn tick_base(tl: &Timeline, opts: &ShadowOptions) -> u64 {
+    match opts.tick {
+        Some(t) => t.tick_at_or_before(tl.start).saturating_sub(opts.tick_lead_ns),
+        None => tl.start,
+    }
+}
+
+/// Every switch-in on `cpu`, of any task: (time, task).
+fn switch_ins(tl: &Timeline, cpu: usize) -> Vec<(u64, Pid)> {
+    let mut v: Vec<(u64, Pid)> =
+        tl.tasks.values().flat_map(|t| t.runs.iter().filter(|r| r.cpu == cpu).map(|r| (r.start, t.pid))).collect();
+    v.sort();
+    v
+}
+
+struct Shadow<'a> {
+    tl: &'a Timeline,
+    opts: &'a ShadowOptions,
+    nice: Vec<i32>,
+    fair: FairRq,
+    /// The followed task the kernel runs on the CPU, and since when.
+    running: Option<(usize, u64)>,
+    /// The task has been queued at least once.
+    seen: Vec<bool>,
+    switch_ins: Vec<(u64, Pid)>,
+    /// Trace time of the queue's time 0, a tick (the queue reads "the last tick" as the last
+    /// multiple of its period).
+    base: u64,
+    /// Every wake-up of a followed task, in order.
+    wakes: Vec<u64>,
+    report: ShadowReport,
+}
+
+/// How the kernel answered a decision at some instant.
+enum Answer {
+    Switched,
+    Kept,
+    /// The running task ran on past the moment, then blocked, or was switched out after a
+    /// wake-up, within the window: whether the kernel would have kept it longer the trace does
+    /// not say.
+    RanOnUntil,
+    /// A task not followed took the CPU within the window, or the trace has no run there.
+    Unclear,
+}
+
+impl Shadow<'_> {
+    /// The queue's time for trace time `ts`: the model's ticks fall on multiples of the period.
+    fn at(&self, ts: u64) -> u64 {
+        ts - self.base
+    }
+
+    fn view(&self, task: usize) -> TaskView<'static> {
+        TaskView { nice: self.nice[task], ..TaskView::new(task as TaskId) }
+    }
+
+    fn pid(&self, task: usize) -> Pid {
+        self.opts.pids[task]
+    }
+
+    fn judged(&self, ts: u64) -> bool {
+        ts >= self.opts.from && ts < self.opts.to
+    }
+
+    fn step(&mut self, ts: u64, ev: Ev) {
+        match ev {
+            Ev::Wake { task, new } => self.wake(ts, task, new),
+            Ev::Out { task, blocked, exited } => self.switch_out(ts, task, blocked, exited),
+            Ev::In(task) => self.switch_in(ts, task),
+            Ev::Other => {
+                if let Some((r, _)) = self.running {
+                    self.switch_out(ts, r, false, false);
+                }
+                self.fair.put_prev(self.opts.cpu);
+            }
+            Ev::Tick => self.update(ts, Moment::Tick),
+            Ev::Read(task) => {
+                if self.running.is_some_and(|(r, _)| r == task) {
+                    self.update(ts, Moment::ClockRead);
+                }
+            }
+        }
+    }
+
+    fn wake(&mut self, ts: u64, task: usize, new: bool) {
+        let t = task as TaskId;
+        if self.fair.on_queue(t) && !self.fair.is_delayed(t) {
+            return;
+        }
+        let why = if new && !self.seen[task] { EnqueueReason::New } else { EnqueueReason::Woken };
+        self.seen[task] = true;
+        let view = self.view(task);
+        self.fair.enqueue(&view, why, self.at(ts));
+        let Some((running, since)) = self.running else {
+            if self.judged(ts) {
+                self.report.wakes_not_contested += 1;
+            }
+            return;
+        };
+        let rules = self.fair.preempts(t, running as TaskId, self.at(ts))
+            && self.schedule_switches(running, ts, EnqueueReason::Preempted);
+        let answer = self.kernel_answer(running, ts, Some(task));
+        let woken_lag = Some(self.fair.lag(t));
+        self.decide(ts, Moment::Wake, Some(task), running, since, rules, answer, woken_lag);
+    }
+
+    /// A tick or a clock read of the running task: `update_curr()`.
+    fn update(&mut self, ts: u64, moment: Moment) {
+        let Some((running, since)) = self.running else { return };
+        let r = running as TaskId;
+        let asked_before = self.fair.wants_resched(r);
+        self.fair.update_at(self.at(ts));
+        if moment == Moment::ClockRead && (asked_before || !self.fair.wants_resched(r)) {
+            return;
+        }
+        let rules = self.fair.wants_resched(r) && self.schedule_switches(running, ts, EnqueueReason::SliceExpired);
+        let answer = self.kernel_answer(running, ts, None);
+        self.decide(ts, moment, None, running, since, rules, answer, None);
+    }
+
+    /// Asked to reschedule `running`, would `schedule()` run another task? Played on a copy of
+    /// the queue: the pick may finish delayed dequeues on the way (which moves the average), and
+    /// the shadow must not make a choice the kernel did not.
+    fn schedule_switches(&self, running: usize, ts: u64, why: EnqueueReason) -> bool {
+        let mut fair = self.fair.clone();
+        let r = running as TaskId;
+        fair.charge(r, self.at(ts));
+        fair.enqueue(&self.view(running), why, self.at(ts));
+        fair.pick_task(self.opts.cpu, self.at(ts)) != Some(r)
+    }
+
+    /// Record a decision and, where the kernel ran on with the running task though the rules
+    /// had asked to reschedule it, pick it again (the kernel's schedule() chose it again, and a
+    /// task picked again keeps its protection as it was).
+    #[allow(clippy::too_many_arguments)]
+    fn decide(
+        &mut self,
+        ts: u64,
+        moment: Moment,
+        woken: Option<usize>,
+        running: usize,
+        since: u64,
+        rules: bool,
+        answer: Answer,
+        woken_lag: Option<i64>,
+    ) {
+        let r = running as TaskId;
+        if self.judged(ts) {
+            match answer {
+                Answer::Unclear | Answer::RanOnUntil => self.report.unclear += 1,
+                Answer::Switched | Answer::Kept => {
+                    let e = *self.fair.e(r);
+                    let d = Decision {
+                        at: ts,
+                        moment,
+                        woken: woken.map(|w| self.pid(w)),
+                        running: self.pid(running),
+                        ran_ns: ts - since,
+                        rules,
+                        kernel: matches!(answer, Answer::Switched),
+                        running_lag: self.fair.lag(r),
+                        woken_lag,
+                        protected: e.vprot > e.vruntime,
+                    };
+                    self.report.decisions.push(d);
+                }
+            }
+        }
+        if matches!(answer, Answer::Kept | Answer::RanOnUntil) && self.fair.wants_resched(r) {
+            self.fair.charge(r, self.at(ts));
+            let view = self.view(running);
+            self.fair.enqueue(&view, EnqueueReason::SliceExpired, self.at(ts));
+            let _ = self.fair.pick_as(self.opts.cpu, r, self.at(ts));
+        }
+    }
+
+    /// Did the kernel switch `running` out, runnable, within the window after `ts` — and, for a
+    /// wake-up, switch `woken` in?
+    fn kernel_answer(&self, running: usize, ts: u64, woken: Option<usize>) -> Answer {
+        let t = &self.tl.tasks[&self.pid(running)];
+        let Some(run) = t.run_at(ts).copied() else { return Answer::Unclear };
+        if run.end >= ts + self.opts.window_ns || run.end >= self.tl.end {
+            return Answer::Kept;
+        }
+        if t.blocks_at(run.end) || t.exit == Some(run.end) {
+            return Answer::RanOnUntil;
+        }
+        let Some(woken) = woken else {
+            // A switch after a tick or a clock read is theirs unless a wake-up came between.
+            let i = self.wakes.partition_point(|&w| w < ts);
+            return match self.wakes.get(i) {
+                Some(&w) if w <= run.end => Answer::RanOnUntil,
+                _ => Answer::Switched,
+            };
+        };
+        match self.next_switch_in(&run) {
+            Some(p) if p == self.pid(woken) => Answer::Switched,
+            _ => Answer::Unclear,
+        }
+    }
+
+    /// The task switched in on the CPU when `run` ended.
+    fn next_switch_in(&self, run: &Run) -> Option<Pid> {
+        let i = self.switch_ins.partition_point(|&(at, _)| at < run.end);
+        self.switch_ins.get(i).map(|&(_, p)| p)
+    }
+
+    fn switch_out(&mut self, ts: u64, task: usize, blocked: bool, exited: bool) {
+        if self.running.is_none_or(|(r, _)| r != task) {
+            return;
+        }
+        self.running = None;
+        let t = task as TaskId;
+        self.fair.charge(t, self.at(ts));
+        if exited {
+            self.fair.exit(t);
+        } else if blocked {
+            self.fair.blocked(t, self.at(ts));
+        } else {
+            let view = self.view(task);
+            self.fair.enqueue(&view, EnqueueReason::Preempted, self.at(ts));
+        }
+    }
+
+    fn switch_in(&mut self, ts: u64, task: usize) {
+        let t = task as TaskId;
+        if !self.fair.is_waiting(t) {
+            // Running since before the trace, or woken where the trace did not show it.
+            self.report.repaired += usize::from(self.seen[task]);
+            self.seen[task] = true;
+            if self.fair.is_delayed(t) || !self.fair.on_queue(t) {
+                let view = self.view(task);
+                self.fair.enqueue(&view, EnqueueReason::Woken, self.at(ts));
+            }
+        }
+        if let Some((r, _)) = self.running {
+            // A switch-out the trace lost: the task the kernel ran before stops here.
+            self.switch_out(ts, r, false, false);
+        }
+        let Ok(rules) = self.fair.pick_as(self.opts.cpu, t, self.at(ts)) else { return };
+        if self.judged(ts) {
+            self.report.picks += 1;
+            if rules != Some(t) {
+                let rules = rules.map(|r| self.pid(r));
+                self.report.picks_differ.push(PickDiffers { at: ts, kernel: self.pid(task), rules });
+            }
+        }
+        self.running = Some((task, ts));
+    }
+}
+
+/// The decisions counted per (woken, running) pair and how long the running task had run, for
+/// a text summary.
+pub fn tally(report: &ShadowReport, names: &BTreeMap<Pid, String>) -> Vec<String> {
+    let name = |p: Pid| names.get(&p).cloned().unwrap_or_else(|| p.to_string());
+    let mut lines = Vec::new();
+    for moment in [Moment::Wake, Moment::Tick, Moment::ClockRead] {
+        let ds: Vec<&Decision> = report.decisions.iter().filter(|d| d.moment == moment).collect();
+        if ds.is_empty() {
+            continue;
+        }
+        let wrong = ds.iter().filter(|d| d.rules != d.kernel).count();
+        let rules_only = ds.iter().filter(|d| d.rules && !d.kernel).count();
+        lines.push(format!(
+            "{:<10} {:>6} judged, {:>5} wrong ({} switched where the kernel kept the task, {} kept where it switched)",
+            format!("{moment:?}"),
+            ds.len(),
+            wrong,
+            rules_only,
+            wrong - rules_only
+        ));
+        let mut by: BTreeMap<(String, String, &str), (usize, usize)> = BTreeMap::new();
+        for d in &ds {
+            let bucket = match d.ran_ns {
+                0..1_000_000 => "ran < 1 ms",
+                1_000_000..2_000_000 => "ran 1-2 ms",
+                2_000_000..4_000_000 => "ran 2-4 ms",
+                _ => "ran >= 4 ms",
+            };
+            let woken = d.woken.map_or_else(|| "-".to_string(), name);
+            let c = by.entry((woken, name(d.running), bucket)).or_default();
+            c.0 += 1;
+            c.1 += usize::from(d.rules != d.kernel);
+        }
+        for ((woken, running, bucket), (n, w)) in by {
+            lines.push(format!("    {woken:>14} while {running:<14} {bucket:<12} {n:>5} judged, {w:>4} wrong"));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::from_sim::{timeline_from_sim, FromSimOptions, FIRST_SIM_PID};
+    use schedlab_sim::engine::{simulate, SimConfig};
+    use schedlab_sim::policies::by_spec;
+    use schedlab_sim::policy::MS;
+    use schedlab_sim::workload::{TaskSpec, Workload};
+
+    /// A hog and two sleepers (about 1 ms every 5 ms and 2 ms every 10 ms) on one CPU: the mix
+    /// of validate's sleepers-vs-hog. The odd nanoseconds keep wake-ups and deadlines from
+    /// falling on the same instant, where the order of simultaneous events, not a rule, decides.
+    fn sleepers_vs_hog() -> Workload {
+        let sleeper = |name: &str, run: u64, sleep: u64, arrival: u64| TaskSpec {
+            bursts: (0..40).flat_map(|_| [run, sleep]).take(79).collect(),
+            ..TaskSpec::cpu(name, arrival, 1)
+        };
+        Workload {
+            cpus: Some(1),
+            tasks: vec![
+                TaskSpec::cpu("hog", 1_234_567, 400 * MS),
+                sleeper("sleep-1/4", 1_013_117, 3_991_211, 1_534_574),
+                sleeper("sleep-2/8", 2_017_389, 7_983_563, 2_934_570),
+            ],
+        }
+    }
+
+    /// The simulated schedule as a trace that starts `offset` ns into its clock (the ticks then
+    /// fall at the offset's phase, as a live trace's fall anywhere), followed by `rules`.
+    fn shadow_of_sim(run_by: &str, rules: Features, offset: u64) -> ShadowReport {
+        let w = sleepers_vs_hog();
+        let cfg = SimConfig { cpus: 1, tick: Some(4 * MS), ..SimConfig::default() };
+        let r = simulate(&w, &mut *by_spec(run_by).unwrap(), &cfg);
+        let tl = timeline_from_sim(&r, &w, &FromSimOptions { offset, ..FromSimOptions::default() });
+        let pids: Vec<Pid> = (0..3).map(|i| FIRST_SIM_PID + i).collect();
+        let tick = TickPhase { phase_ns: offset % (4 * MS), tick_ns: 4 * MS, samples: 0, preemptions: 0 };
+        let opts = ShadowOptions {
+            cpu: 0,
+            pids,
+            features: rules,
+            tick: Some(tick),
+            tick_lead_ns: 0,
+            from: 0,
+            to: u64::MAX,
+            window_ns: 100_000,
+        };
+        shadow(&tl, &opts).unwrap()
+    }
+
+    fn wrong(r: &ShadowReport, moment: Moment) -> usize {
+        r.decisions.iter().filter(|d| d.moment == moment && d.rules != d.kernel).count()
+    }
+
+    #[test]
+    fn the_rules_that_made_a_schedule_agree_with_it_at_every_decision() {
+        for offset in [0, 7_654_321_987] {
+            let r = shadow_of_sim("eevdf:cpus=1", Features::linux_6_18(1, 250), offset);
+            let wakes = r.decisions.iter().filter(|d| d.moment == Moment::Wake).count();
+            let switched = r.decisions.iter().filter(|d| d.kernel).count();
+            assert!(wakes > 60 && switched > 20, "{wakes} wake-ups judged, {switched} switches");
+            let first_wrong = r.decisions.iter().find(|d| d.rules != d.kernel);
+            assert_eq!((wrong(&r, Moment::Wake), wrong(&r, Moment::Tick)), (0, 0), "offset {offset}: {first_wrong:?}");
+            assert!(
+                r.picks > 100 && r.picks_differ.is_empty(),
+                "{} picks, differ {:?}",
+                r.picks,
+                r.picks_differ.first()
+            );
+        }
+    }
+
+    #[test]
+    fn other_rules_are_caught_where_they_decide_otherwise() {
+        let no_wakeup_preemption = Features { wakeup_preemption: false, ..Features::linux_6_18(1, 250) };
+        let r = shadow_of_sim("eevdf:cpus=1", no_wakeup_preemption, 0);
+        assert!(wrong(&r, Moment::Wake) > 10, "{} wrong wake-ups", wrong(&r, Moment::Wake));
+        // And the other way: a schedule made without wake-up pre-emption, judged by 6.18's rules.
+        let r = shadow_of_sim("eevdf:cpus=1,wakeup_preemption=0", Features::linux_6_18(1, 250), 0);
+        let wrongly_kept = r.decisions.iter().filter(|d| d.moment == Moment::Wake && d.rules && !d.kernel).count();
+        assert!(wrongly_kept > 10, "{wrongly_kept} wake-ups the rules pre-empt and the schedule did not");
+    }
+
+    #[test]
+    fn a_task_that_ran_on_another_cpu_is_refused() {
+        let mut tl = Timeline::from_events(&[], Some(2));
+        let mut t = crate::timeline::TaskTimeline::new(5, "x", 0);
+        t.runs = vec![Run { cpu: 0, start: 0, end: 10 }, Run { cpu: 1, start: 20, end: 30 }];
+        tl.tasks.insert(5, t);
+        let opts = ShadowOptions {
+            cpu: 0,
+            pids: vec![5],
+            features: Features::default(),
+            tick: None,
+            tick_lead_ns: 0,
+            from: 0,
+            to: u64::MAX,
+            window_ns: 100_000,
+        };
+        assert_eq!(shadow(&tl, &opts).unwrap_err(), ShadowError::RanElsewhere { pid: 5, cpu: 1 });
+    }
+}
