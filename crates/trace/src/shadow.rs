@@ -33,6 +33,9 @@ use std::collections::BTreeMap;
 /// after the tick itself.
 pub const LIVE_TICK_LEAD_NS: u64 = 30_000;
 
+/// A decision whose [`Decision::margin`] is below this is a near tie.
+pub const NEAR_TIE_NS: u64 = 50_000;
+
 /// What to follow.
 #[derive(Debug, Clone)]
 pub struct ShadowOptions {
@@ -50,6 +53,8 @@ pub struct ShadowOptions {
     pub to: u64,
     /// A decision took effect when the switch it asks for came within this (100 µs).
     pub window_ns: u64,
+    /// Log every event in `[from, to)` (trace ns) with the queue after it.
+    pub log: Option<(u64, u64)>,
 }
 
 /// What the kernel did at a decision point.
@@ -79,6 +84,25 @@ pub struct Decision {
     pub woken_lag: Option<i64>,
     /// The running task's slice protection was still on (`vprot > vruntime`).
     pub protected: bool,
+    /// Every followed task on the queue then, as the rules saw it.
+    pub queue: Vec<Queued>,
+    /// How near the rules were to the other answer (virtual ns): the least of the running
+    /// task's lag and protection left, each waiting task's lag, and the gap between the two
+    /// earliest deadlines among the eligible. A wrong decision with a margin of a few µs is a
+    /// near tie that the trace's 1 µs clock and the kernel's own update times can tip.
+    pub margin: u64,
+}
+
+/// A followed task on the shadow's queue at a decision.
+#[derive(Debug, Clone, Serialize)]
+pub struct Queued {
+    pub pid: Pid,
+    /// `V − v` (virtual ns; ≥ 0 is eligible).
+    pub lag: i64,
+    /// Its virtual deadline less `V`.
+    pub deadline: i64,
+    /// Blocked but still queued (DELAY_DEQUEUE).
+    pub delayed: bool,
 }
 
 /// A switch-in where the rules would have picked another task.
@@ -102,6 +126,8 @@ pub struct ShadowReport {
     pub wakes_not_contested: usize,
     /// A followed task switched in without a wake-up the shadow saw (queued then, lag 0).
     pub repaired: usize,
+    /// The events of [`ShadowOptions::log`]'s span, each with the queue after it.
+    pub log: Vec<String>,
 }
 
 /// Why the shadow cannot follow.
@@ -294,6 +320,33 @@ impl Shadow<'_> {
     }
 
     fn step(&mut self, ts: u64, ev: Ev) {
+        self.apply(ts, ev);
+        if self.opts.log.is_some_and(|(from, to)| ts >= from && ts < to) {
+            let name = |t: usize| self.pid(t).to_string();
+            let what = match ev {
+                Ev::Tick => "tick".to_string(),
+                Ev::Read(t) => format!("{} reads its clock", name(t)),
+                Ev::Wake { task, .. } => format!("{} wakes", name(task)),
+                Ev::Out { task, blocked: true, .. } => format!("{} blocks", name(task)),
+                Ev::Out { task, .. } => format!("{} is switched out runnable", name(task)),
+                Ev::Other => "a task not followed is switched in".to_string(),
+                Ev::In(t) => format!("{} is switched in", name(t)),
+            };
+            let queue = self
+                .queue()
+                .iter()
+                .map(|q| {
+                    let delayed = if q.delayed { " delayed" } else { "" };
+                    format!("{} {:.0}/{:.0}{delayed}", q.pid, q.lag as f64 / 1e3, q.deadline as f64 / 1e3)
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let at = ts.saturating_sub(self.tl.start) as f64 / 1e6;
+            self.report.log.push(format!("{at:.3} ms {what}: {queue}"));
+        }
+    }
+
+    fn apply(&mut self, ts: u64, ev: Ev) {
         match ev {
             Ev::Wake { task, new } => self.wake(ts, task, new),
             Ev::Out { task, blocked, exited } => self.switch_out(ts, task, blocked, exited),
@@ -381,6 +434,8 @@ impl Shadow<'_> {
                 Answer::Unclear | Answer::RanOnUntil => self.report.unclear += 1,
                 Answer::Switched | Answer::Kept => {
                     let e = *self.fair.e(r);
+                    let queue = self.queue();
+                    let margin = margin(&queue, self.pid(running), e.vprot - e.vruntime);
                     let d = Decision {
                         at: ts,
                         moment,
@@ -392,6 +447,8 @@ impl Shadow<'_> {
                         running_lag: self.fair.lag(r),
                         woken_lag,
                         protected: e.vprot > e.vruntime,
+                        queue,
+                        margin,
                     };
                     self.report.decisions.push(d);
                 }
@@ -405,6 +462,18 @@ impl Shadow<'_> {
         }
     }
 
+    /// The followed tasks on the queue, as the rules see them now.
+    fn queue(&mut self) -> Vec<Queued> {
+        let v = self.fair.avg_vruntime();
+        (0..self.opts.pids.len())
+            .filter(|&i| self.fair.on_queue(i as TaskId))
+            .map(|i| {
+                let e = self.fair.e(i as TaskId);
+                Queued { pid: self.pid(i), lag: v - e.vruntime, deadline: e.deadline - v, delayed: e.delayed }
+            })
+            .collect()
+    }
+
     /// Did the kernel switch `running` out, runnable, within the window after `ts` — and, for a
     /// wake-up, switch `woken` in?
     fn kernel_answer(&self, running: usize, ts: u64, woken: Option<usize>) -> Answer {
@@ -416,15 +485,18 @@ impl Shadow<'_> {
         if t.blocks_at(run.end) || t.exit == Some(run.end) {
             return Answer::RanOnUntil;
         }
+        let next = self.next_switch_in(&run);
         let Some(woken) = woken else {
-            // A switch after a tick or a clock read is theirs unless a wake-up came between.
+            // A switch after a tick or a clock read is theirs unless a wake-up came between or
+            // a task not followed took the CPU (woken, it may have pre-empted).
             let i = self.wakes.partition_point(|&w| w < ts);
             return match self.wakes.get(i) {
                 Some(&w) if w <= run.end => Answer::RanOnUntil,
-                _ => Answer::Switched,
+                _ if next.is_some_and(|p| self.opts.pids.contains(&p)) => Answer::Switched,
+                _ => Answer::Unclear,
             };
         };
-        match self.next_switch_in(&run) {
+        match next {
             Some(p) if p == self.pid(woken) => Answer::Switched,
             _ => Answer::Unclear,
         }
@@ -480,6 +552,22 @@ impl Shadow<'_> {
     }
 }
 
+/// How near a decision was to the other answer; see [`Decision::margin`]. `protection_left`
+/// is the running task's `vprot − vruntime`.
+fn margin(queue: &[Queued], running: Pid, protection_left: i64) -> u64 {
+    let runnable = || queue.iter().filter(|q| !q.delayed);
+    let mut m = runnable().map(|q| q.lag.unsigned_abs()).min().unwrap_or(u64::MAX);
+    if protection_left > 0 {
+        m = m.min(protection_left as u64);
+    }
+    let mut deadlines: Vec<i64> = runnable().filter(|q| q.lag >= 0 || q.pid == running).map(|q| q.deadline).collect();
+    deadlines.sort();
+    if let [a, b, ..] = deadlines[..] {
+        m = m.min(b.abs_diff(a));
+    }
+    m
+}
+
 /// The decisions counted per (woken, running) pair and how long the running task had run, for
 /// a text summary.
 pub fn tally(report: &ShadowReport, names: &BTreeMap<Pid, String>) -> Vec<String> {
@@ -492,13 +580,15 @@ pub fn tally(report: &ShadowReport, names: &BTreeMap<Pid, String>) -> Vec<String
         }
         let wrong = ds.iter().filter(|d| d.rules != d.kernel).count();
         let rules_only = ds.iter().filter(|d| d.rules && !d.kernel).count();
+        let near = ds.iter().filter(|d| d.rules != d.kernel && d.margin < NEAR_TIE_NS).count();
         lines.push(format!(
-            "{:<10} {:>6} judged, {:>5} wrong ({} switched where the kernel kept the task, {} kept where it switched)",
+            "{:<10} {:>6} judged, {:>5} wrong ({} switched where the kernel kept the task, {} kept where it switched; {near} of them near ties, within {} µs)",
             format!("{moment:?}"),
             ds.len(),
             wrong,
             rules_only,
-            wrong - rules_only
+            wrong - rules_only,
+            NEAR_TIE_NS / 1_000
         ));
         let mut by: BTreeMap<(String, String, &str), (usize, usize)> = BTreeMap::new();
         for d in &ds {
@@ -565,6 +655,7 @@ mod tests {
             from: 0,
             to: u64::MAX,
             window_ns: 100_000,
+            log: None,
         };
         shadow(&tl, &opts).unwrap()
     }
@@ -603,6 +694,50 @@ mod tests {
     }
 
     #[test]
+    fn the_margin_is_the_nearest_of_eligibility_protection_and_deadline_order() {
+        let q = |pid, lag, deadline, delayed| Queued { pid, lag, deadline, delayed };
+        // Running 1 (lag -300, out of eligibility by 300 µs, protection over); 2 eligible by
+        // 120 µs with its deadline 80 µs before 3's; 4 delayed, its lag of 5 µs not counted.
+        let queue = [
+            q(1, -300_000, 900_000, false),
+            q(2, 120_000, 400_000, false),
+            q(3, 500_000, 480_000, false),
+            q(4, 5_000, 0, true),
+        ];
+        assert_eq!(margin(&queue, 1, -10), 80_000);
+        // With 60 µs of protection left, that is the nearest.
+        assert_eq!(margin(&queue, 1, 60_000), 60_000);
+        // The running task at the eligibility border.
+        let queue = [q(1, -7_000, 900_000, false), q(2, 400_000, 100_000, false)];
+        assert_eq!(margin(&queue, 1, 0), 7_000);
+    }
+
+    #[test]
+    fn the_log_shows_each_event_of_its_span_with_the_queue() {
+        let w = sleepers_vs_hog();
+        let cfg = SimConfig { cpus: 1, tick: Some(4 * MS), ..SimConfig::default() };
+        let r = simulate(&w, &mut *by_spec("eevdf:cpus=1").unwrap(), &cfg);
+        let tl = timeline_from_sim(&r, &w, &FromSimOptions::default());
+        let tick = TickPhase { phase_ns: 0, tick_ns: 4 * MS, samples: 0, preemptions: 0 };
+        let opts = ShadowOptions {
+            cpu: 0,
+            pids: (0..3).map(|i| FIRST_SIM_PID + i).collect(),
+            features: Features::linux_6_18(1, 250),
+            tick: Some(tick),
+            tick_lead_ns: 0,
+            from: 0,
+            to: u64::MAX,
+            window_ns: 100_000,
+            log: Some((20 * MS, 30 * MS)),
+        };
+        let log = shadow(&tl, &opts).unwrap().log;
+        // Ticks at 20, 24 and 28 ms, and the tasks' switches and wake-ups between.
+        assert_eq!(log.iter().filter(|l| l.contains(" tick: ")).count(), 3, "{log:#?}");
+        assert!(log.iter().any(|l| l.contains("1001 wakes: ") && l.contains("1001 ")), "{log:#?}");
+        assert!(log.iter().all(|l| l.contains("1000 ")), "the hog is always queued: {log:#?}");
+    }
+
+    #[test]
     fn a_task_that_ran_on_another_cpu_is_refused() {
         let mut tl = Timeline::from_events(&[], Some(2));
         let mut t = crate::timeline::TaskTimeline::new(5, "x", 0);
@@ -617,6 +752,7 @@ mod tests {
             from: 0,
             to: u64::MAX,
             window_ns: 100_000,
+            log: None,
         };
         assert_eq!(shadow(&tl, &opts).unwrap_err(), ShadowError::RanElsewhere { pid: 5, cpu: 1 });
     }

@@ -103,8 +103,22 @@ struct ShadowArgs {
     /// List this many wrong decisions.
     #[arg(long, default_value_t = 20)]
     show: usize,
+    /// Log every event between these times, ms into the trace (e.g. `750,755`), with the queue
+    /// after each: how the rules' state got where a wrong decision found it.
+    #[arg(long, value_name = "FROM,TO", value_parser = ms_span)]
+    log_ms: Option<(f64, f64)>,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+fn ms_span(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once(',').ok_or("expected FROM,TO in ms, e.g. 750,755")?;
+    let (a, b): (f64, f64) =
+        (a.trim().parse().map_err(|e| format!("{a}: {e}"))?, b.trim().parse().map_err(|e| format!("{b}: {e}"))?);
+    if !(a >= 0.0 && b > a) {
+        return Err(format!("{s}: FROM must be ≥ 0 and below TO"));
+    }
+    Ok((a, b))
 }
 
 /// `--tick`: a period, or `off`.
@@ -239,6 +253,7 @@ pub fn run(args: Args) -> Result<()> {
                 to_ms: a.to_ms,
                 window_us: a.window_us,
                 show: a.show,
+                log_ms: a.log_ms,
             };
             output::emit(shadow::shadow_file(&req)?, &a.output, &host)?;
         }

@@ -32,6 +32,8 @@ pub struct ShadowRequest {
     pub window_us: u64,
     /// How many wrong decisions to list.
     pub show: usize,
+    /// Log every event between these times (ms into the trace) with the queue after it.
+    pub log_ms: Option<(f64, f64)>,
 }
 
 /// Run the shadow; the section's file `shadow.json` has every decision.
@@ -72,6 +74,7 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         from,
         to,
         window_ns: req.window_us * 1_000,
+        log: req.log_ms.map(|(a, b)| (tl.start + (a * 1e6) as u64, tl.start + (b * 1e6) as u64)),
     };
     let report = shadow::shadow(&tl, &opts)?;
 
@@ -120,11 +123,11 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
             "woken",
             "running",
             "ran ms",
-            "running lag µs",
-            "woken lag µs",
+            "margin µs",
             "protected",
             "rules",
             "kernel",
+            "queue: task lag / deadline − V (µs)",
         ],
     );
     let yes = |b: bool| if b { "switch" } else { "keep" }.to_string();
@@ -135,11 +138,18 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
             d.woken.map_or_else(|| "-".into(), name),
             name(d.running),
             format!("{:.3}", d.ran_ns as f64 / 1e6),
-            format!("{:.1}", d.running_lag as f64 / 1e3),
-            d.woken_lag.map_or_else(|| "-".into(), |l| format!("{:.1}", l as f64 / 1e3)),
+            format!("{:.0}", d.margin as f64 / 1e3),
             d.protected.to_string(),
             yes(d.rules),
             yes(d.kernel),
+            d.queue
+                .iter()
+                .map(|q| {
+                    let delayed = if q.delayed { " delayed" } else { "" };
+                    format!("{} {:.0} / {:.0}{delayed}", q.pid, q.lag as f64 / 1e3, q.deadline as f64 / 1e3)
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
         ]);
     }
     s.tables.push(w);
@@ -155,6 +165,13 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         p.row(vec![ms(d.at), name(d.kernel), d.rules.map_or_else(|| "none".into(), name)]);
     }
     s.tables.push(p);
+    if !report.log.is_empty() {
+        let mut l = Table::new("Events, each with the queue after it: task lag / deadline − V (µs)", &["event"]);
+        for line in &report.log {
+            l.row(vec![line.clone()]);
+        }
+        s.tables.push(l);
+    }
     s.files.push(DataFile::text("shadow.json", serde_json::to_string_pretty(&report)?));
     s.parameters = json!({
         "trace": req.trace,
@@ -167,14 +184,13 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         "to_ms": req.to_ms,
         "window_us": req.window_us,
     });
-    s.data = json!({
-        "results": {
-            "decisions": report.decisions.len(),
-            "wrong": wrong.len(),
-            "picks": report.picks,
-            "picks_differ": report.picks_differ.len(),
-            "unclear": report.unclear,
-        }
+    s.results = json!({
+        "decisions": report.decisions.len(),
+        "wrong": wrong.len(),
+        "wrong_near_ties": wrong.iter().filter(|d| d.margin < shadow::NEAR_TIE_NS).count(),
+        "picks": report.picks,
+        "picks_differ": report.picks_differ.len(),
+        "unclear": report.unclear,
     });
     Ok(s)
 }
