@@ -64,6 +64,8 @@ pub enum Moment {
     Wake,
     Tick,
     ClockRead,
+    /// A task not followed was woken onto the CPU: its enqueue runs `update_curr()` too.
+    OtherWake,
 }
 
 /// One decision the kernel made, and the rules' answer.
@@ -163,6 +165,8 @@ impl std::error::Error for ShadowError {}
 enum Ev {
     Tick,
     Read(usize),
+    /// A task not followed is woken onto the CPU.
+    OtherWake,
     Wake {
         task: usize,
         new: bool,
@@ -240,6 +244,7 @@ fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
     }
     for t in tl.tasks.values().filter(|t| t.pid != 0 && !opts.pids.contains(&t.pid)) {
         out.extend(t.runs.iter().filter(|r| r.cpu == opts.cpu).map(|r| (r.start, Ev::Other)));
+        out.extend(t.wakes.iter().filter(|w| w.cpu == opts.cpu && !w.new_task).map(|w| (w.woken, Ev::OtherWake)));
     }
     if let Some(tick) = opts.tick {
         let base = tick_base(tl, opts);
@@ -326,6 +331,7 @@ impl Shadow<'_> {
             let what = match ev {
                 Ev::Tick => "tick".to_string(),
                 Ev::Read(t) => format!("{} reads its clock", name(t)),
+                Ev::OtherWake => "a task not followed wakes here".to_string(),
                 Ev::Wake { task, .. } => format!("{} wakes", name(task)),
                 Ev::Out { task, blocked: true, .. } => format!("{} blocks", name(task)),
                 Ev::Out { task, .. } => format!("{} is switched out runnable", name(task)),
@@ -363,6 +369,7 @@ impl Shadow<'_> {
                     self.update(ts, Moment::ClockRead);
                 }
             }
+            Ev::OtherWake => self.update(ts, Moment::OtherWake),
         }
     }
 
@@ -394,7 +401,7 @@ impl Shadow<'_> {
         let r = running as TaskId;
         let asked_before = self.fair.wants_resched(r);
         self.fair.update_at(self.at(ts));
-        if moment == Moment::ClockRead && (asked_before || !self.fair.wants_resched(r)) {
+        if moment != Moment::Tick && (asked_before || !self.fair.wants_resched(r)) {
             return;
         }
         let rules = self.fair.wants_resched(r) && self.schedule_switches(running, ts, EnqueueReason::SliceExpired);
@@ -573,7 +580,7 @@ fn margin(queue: &[Queued], running: Pid, protection_left: i64) -> u64 {
 pub fn tally(report: &ShadowReport, names: &BTreeMap<Pid, String>) -> Vec<String> {
     let name = |p: Pid| names.get(&p).cloned().unwrap_or_else(|| p.to_string());
     let mut lines = Vec::new();
-    for moment in [Moment::Wake, Moment::Tick, Moment::ClockRead] {
+    for moment in [Moment::Wake, Moment::Tick, Moment::ClockRead, Moment::OtherWake] {
         let ds: Vec<&Decision> = report.decisions.iter().filter(|d| d.moment == moment).collect();
         if ds.is_empty() {
             continue;
@@ -640,7 +647,19 @@ mod tests {
     /// The simulated schedule as a trace that starts `offset` ns into its clock (the ticks then
     /// fall at the offset's phase, as a live trace's fall anywhere), followed by `rules`.
     fn shadow_of_sim(run_by: &str, rules: Features, offset: u64) -> ShadowReport {
-        let w = sleepers_vs_hog();
+        shadow_of(sleepers_vs_hog(), run_by, rules, offset)
+    }
+
+    /// Three hogs at nice −5, 0 and 5 (validate's nice-hogs).
+    fn nice_hogs() -> Workload {
+        let hog = |name: &str, nice: i32, arrival: u64| TaskSpec { nice, ..TaskSpec::cpu(name, arrival, 400 * MS) };
+        Workload {
+            cpus: Some(1),
+            tasks: vec![hog("n-5", -5, 1_234_567), hog("n0", 0, 1_334_571), hog("n5", 5, 1_434_577)],
+        }
+    }
+
+    fn shadow_of(w: Workload, run_by: &str, rules: Features, offset: u64) -> ShadowReport {
         let cfg = SimConfig { cpus: 1, tick: Some(4 * MS), ..SimConfig::default() };
         let r = simulate(&w, &mut *by_spec(run_by).unwrap(), &cfg);
         let tl = timeline_from_sim(&r, &w, &FromSimOptions { offset, ..FromSimOptions::default() });
@@ -680,6 +699,16 @@ mod tests {
                 r.picks_differ.first()
             );
         }
+    }
+
+    #[test]
+    fn weights_from_nice_are_followed_as_the_rules_gave_them() {
+        let r = shadow_of(nice_hogs(), "eevdf:cpus=1", Features::linux_6_18(1, 250), 7_654_321_987);
+        let ticks = r.decisions.iter().filter(|d| d.moment == Moment::Tick).count();
+        let first_wrong = r.decisions.iter().find(|d| d.rules != d.kernel);
+        assert!(ticks > 50, "{ticks} ticks judged");
+        assert_eq!(wrong(&r, Moment::Tick), 0, "{first_wrong:?}");
+        assert!(r.picks_differ.is_empty(), "{:?}", r.picks_differ.first());
     }
 
     #[test]

@@ -91,6 +91,9 @@ pub struct CaseRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
     pub models: Vec<ModelRun>,
+    /// The `linux` model's fair rules beside the kernel's decisions (one-CPU cases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<super::shadow::ShadowCount>,
     /// The live timeline (CPUs numbered as the case's: `host_cpus[i]` is `i`) and the trace,
     /// kept for the figure and the data files; the models' timelines are numbered alike.
     #[serde(skip)]
@@ -333,6 +336,11 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             timeline: sim,
         });
     }
+    let shadow = models.iter().find(|m| m.label == "linux").and_then(|m| {
+        let spec = replay::spec_for(&r.replay, m);
+        let pids: Vec<Pid> = r.pids.iter().copied().collect();
+        super::shadow::count(&r.live_on_case, &pids, r.replay.tick_phase, (start, r.opts.end), &spec)
+    });
     Ok(CaseRun {
         case: case.name.to_string(),
         repeat: r.repeat,
@@ -348,6 +356,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         import_notes: r.replay.imported.report.notes,
         layout: live_layout,
         models: model_runs,
+        shadow,
         live: r.live_on_case,
         trace_text: r.run.text,
         release_ns: r.run.release_ns,

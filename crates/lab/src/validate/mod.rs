@@ -15,6 +15,7 @@ pub mod measure;
 pub mod probe;
 pub mod replay;
 pub mod rt_period;
+pub mod shadow;
 pub mod signals;
 pub mod tables;
 
@@ -221,6 +222,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         s.tables.push(t);
     }
     s.tables.push(tables::trace_table(&runs));
+    if let Some(t) = shadow::table(&runs) {
+        s.tables.push(t);
+    }
     if !near_probes.is_empty() {
         let t = probe::per_run::table(&near_probes);
         let note = if probe_failures.is_empty() {

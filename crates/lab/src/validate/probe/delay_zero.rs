@@ -6,16 +6,20 @@
 //! its dequeue is delayed, and whether it keeps what it gains meanwhile sets how often it
 //! pre-empts the hog when it wakes — which shows in its switch rate and in its wake-up median
 //! (a wake-up that pre-empts is served in µs, one that does not waits for the tick). The mix runs
-//! live under a trace and is replayed under the `linux` model with the feature on and off; the
-//! setting whose replay comes closer to the live sleeper on both (see [`choose`]) is the one the
-//! cases are replayed with — unless the two are within two of the sleeper's switches in the
-//! window of each other ([`margin`]), when 6.18's default (on) stays. It is measured apart from
+//! live under a trace, and the setting is chosen by the shadow ([`super::super::shadow`]): the
+//! model's fair rules with the feature on and with it off, each kept beside every decision the
+//! kernel made in the probe's trace; off only when it gets clearly fewer of them wrong
+//! ([`choose_by_shadow`]), else 6.18's default (on) stays. The mix is also replayed under the
+//! `linux` model both ways, and where the shadow cannot judge (too few decisions) the setting
+//! whose replay comes closer to the live sleeper on both (see [`choose`]) is taken, unless the two
+//! are within two of the sleeper's switches of each other ([`margin`]). It is measured apart from
 //! the cases it is judged on, and reported as a calibration.
 
 use super::super::cases::{Behaviour, Case, CaseTask};
 use super::super::judge::Tolerances;
 use super::super::measure::{self, RunPlan};
 use super::super::replay::Model;
+use super::super::shadow::{self, ShadowCount};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;
@@ -54,8 +58,13 @@ pub struct DelayZeroProbe {
     pub live: Sleeper,
     pub on: Sleeper,
     pub off: Sleeper,
+    /// The kernel's decisions in the probe's trace under the rules with DELAY_ZERO on and off.
+    pub shadow_on: Option<ShadowCount>,
+    pub shadow_off: Option<ShadowCount>,
     /// The model runs with DELAY_ZERO off.
     pub off_chosen: bool,
+    /// What chose: the shadow, or the replays where the shadow could not judge.
+    pub chosen_by: &'static str,
 }
 
 impl DelayZeroProbe {
@@ -70,10 +79,17 @@ impl DelayZeroProbe {
 
     pub fn sentence(&self) -> String {
         let p50 = |s: &Sleeper| s.wake_p50_us.map_or("no".to_string(), |v| format!("{v:.1} µs"));
+        let shadow = match (self.shadow_on, self.shadow_off) {
+            (Some(on), Some(off)) => format!(
+                "; the kernel's {} decisions in its trace, under the rules with DELAY_ZERO on, {} wrong, with it off {}",
+                on.decisions, on.wrong, off.wrong
+            ),
+            _ => String::new(),
+        };
         format!(
             "A 0.5 ms / 4.5 ms sleeper beside a hog on CPU {}: {:.0} switches/s and a {} wake-up median live, {:.0} and \
-             {} replayed with DELAY_ZERO on, {:.0} and {} with it off — the linux model runs with it {} (a \
-             calibration).",
+             {} replayed with DELAY_ZERO on, {:.0} and {} with it off{shadow} — the linux model runs with it {} \
+             (chosen by the {}; a calibration).",
             self.cpu,
             self.live.switches_per_s,
             p50(&self.live),
@@ -81,7 +97,8 @@ impl DelayZeroProbe {
             p50(&self.on),
             self.off.switches_per_s,
             p50(&self.off),
-            if self.off_chosen { "off" } else { "on, 6.18's default" }
+            if self.off_chosen { "off" } else { "on, 6.18's default" },
+            self.chosen_by
         )
     }
 }
@@ -103,6 +120,19 @@ pub fn error(live: &Sleeper, model: &Sleeper) -> f64 {
 /// than the [`margin`].
 pub fn choose(live: &Sleeper, on: &Sleeper, off: &Sleeper) -> bool {
     error(live, on) - error(live, off) > margin(live)
+}
+
+/// The fewest decisions the shadow must judge to choose.
+const MIN_SHADOW_DECISIONS: usize = 100;
+
+/// Which setting the shadow chooses (None when it judged too few decisions): off only when its
+/// rules get fewer of the kernel's decisions wrong than on's by more than two and a tenth of on's
+/// count — a setting must be clearly better to replace the kernel's default.
+pub fn choose_by_shadow(on: &ShadowCount, off: &ShadowCount) -> Option<bool> {
+    if on.decisions.min(off.decisions) < MIN_SHADOW_DECISIONS {
+        return None;
+    }
+    Some(off.wrong + 2 + on.wrong / 10 < on.wrong)
 }
 
 /// The probe's mix: the sleeper and a hog, SCHED_OTHER at nice 0.
@@ -139,7 +169,12 @@ pub fn record(exe: &Path, cpu: usize, tick_ns: Option<u64>, duration_ns: u64, dr
 pub fn judge(recorded: Recorded, linux: &Model) -> Result<DelayZeroProbe> {
     let Recorded { cpu, plan, run } = recorded;
     let off = Model { spec: format!("{},delay_zero=0", linux.spec), ..linux.clone() };
-    let run = measure::replay_case(&mix(), run, &plan, &[linux.clone(), off]).context("the DELAY_ZERO probe")?;
+    let run =
+        measure::replay_case(&mix(), run, &plan, &[linux.clone(), off.clone()]).context("the DELAY_ZERO probe")?;
+    let pids: Vec<schedlab_trace::Pid> = run.models[0].comparison.tasks.iter().map(|t| t.pid).collect();
+    let window = (run.release_ns + run.window_ns.0, run.release_ns + run.window_ns.1);
+    let shadow_of = |m: &Model| shadow::count(&run.live, &pids, run.tick_phase, window, &m.spec);
+    let (shadow_on, shadow_off) = (shadow_of(linux), shadow_of(&off));
     // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
     // the replay.
     let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");
@@ -152,7 +187,12 @@ pub fn judge(recorded: Recorded, linux: &Model) -> Result<DelayZeroProbe> {
         (Some(a), Some(b)) if a.a.switches_per_sec > 0.0 => (seen(&a.a), seen(&a.b), seen(&b.b)),
         _ => anyhow::bail!("the DELAY_ZERO probe's sleeper did not run"),
     };
-    Ok(DelayZeroProbe { cpu, live, on, off, off_chosen: choose(&live, &on, &off) })
+    let by_shadow = shadow_on.zip(shadow_off).and_then(|(a, b)| choose_by_shadow(&a, &b));
+    let (off_chosen, chosen_by) = match by_shadow {
+        Some(c) => (c, "shadow"),
+        None => (choose(&live, &on, &off), "replays"),
+    };
+    Ok(DelayZeroProbe { cpu, live, on, off, shadow_on, shadow_off, off_chosen, chosen_by })
 }
 
 #[cfg(test)]
@@ -187,6 +227,22 @@ mod tests {
         // A median a tick away counts as 100%, no more; no model median where live has one too.
         assert!((error(&live, &s(185.5, Some(4000.0))) - 0.6).abs() < 1e-9);
         assert!((error(&live, &s(185.5, None)) - 0.6).abs() < 1e-9);
+    }
+
+    fn counted(decisions: usize, wrong: usize) -> ShadowCount {
+        ShadowCount { tasks: 2, decisions, wrong, near_ties: 0, picks: decisions, picks_differ: 0 }
+    }
+
+    #[test]
+    fn the_shadow_chooses_off_only_when_it_is_clearly_wrong_less_often() {
+        // sleepers-vs-hog of 2026-11-29: on 53 of 2,401 wrong, off 309.
+        assert_eq!(choose_by_shadow(&counted(2401, 53), &counted(2400, 309)), Some(false));
+        assert_eq!(choose_by_shadow(&counted(2401, 309), &counted(2400, 53)), Some(true));
+        // 40 against 35: within two and a tenth (40 / 10 = 4; 35 + 2 + 4 = 41), the default stays.
+        assert_eq!(choose_by_shadow(&counted(900, 40), &counted(900, 35)), Some(false));
+        assert_eq!(choose_by_shadow(&counted(900, 40), &counted(900, 33)), Some(true));
+        // Too few decisions judged: the shadow does not choose.
+        assert_eq!(choose_by_shadow(&counted(99, 40), &counted(99, 3)), None);
     }
 
     #[test]
