@@ -66,7 +66,9 @@ Examples:
   schedlab trace shadow trace.txt --tasks 4242,4243 --policy eevdf:delay_zero=0 --from-ms 500 --show 40
 
 The tasks must be fair tasks that ran on one CPU only (pin them). Other tasks on that CPU are
-taken as time the CPU was away: the followed task they displaced goes back to the queue.")]
+taken as time the CPU was away: the followed task they displaced goes back to the queue. Every
+task starts at lag 0, since a trace does not say the kernel's: a task that never blocks keeps the
+offset that leaves for the whole trace, and its decisions are judged from that start.")]
 struct ShadowArgs {
     /// The trace file.
     trace: PathBuf,
