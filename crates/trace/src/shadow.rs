@@ -36,6 +36,9 @@ pub const LIVE_TICK_LEAD_NS: u64 = 30_000;
 /// A decision whose [`Decision::margin`] is below this is a near tie.
 pub const NEAR_TIE_NS: u64 = 50_000;
 
+/// A decision took effect when the switch it asks for came within this.
+pub const DECISION_WINDOW_NS: u64 = 100_000;
+
 /// What to follow.
 #[derive(Debug, Clone)]
 pub struct ShadowOptions {
@@ -51,10 +54,28 @@ pub struct ShadowOptions {
     /// Judge the decisions in `[from, to)` (trace ns); the state is kept from the trace's start.
     pub from: u64,
     pub to: u64,
-    /// A decision took effect when the switch it asks for came within this (100 µs).
+    /// A decision took effect when the switch it asks for came within this.
     pub window_ns: u64,
     /// Log every event in `[from, to)` (trace ns) with the queue after it.
     pub log: Option<(u64, u64)>,
+}
+
+impl ShadowOptions {
+    /// Follow `pids` on `cpu` of a live trace under `features`: every decision judged, the
+    /// [`DECISION_WINDOW_NS`] window, ticks [`LIVE_TICK_LEAD_NS`] before `tick`'s phase, no log.
+    pub fn new(cpu: usize, pids: Vec<Pid>, features: Features, tick: Option<TickPhase>) -> Self {
+        ShadowOptions {
+            cpu,
+            pids,
+            features,
+            tick,
+            tick_lead_ns: LIVE_TICK_LEAD_NS,
+            from: 0,
+            to: u64::MAX,
+            window_ns: DECISION_WINDOW_NS,
+            log: None,
+        }
+    }
 }
 
 /// What the kernel did at a decision point.
@@ -81,9 +102,6 @@ pub struct Decision {
     pub rules: bool,
     /// The kernel did.
     pub kernel: bool,
-    /// Lags (`V − v`, virtual ns, positive = owed) after the wake-up's enqueue.
-    pub running_lag: i64,
-    pub woken_lag: Option<i64>,
     /// The running task's slice protection was still on (`vprot > vruntime`).
     pub protected: bool,
     /// Every followed task on the queue then, as the rules saw it.
@@ -105,6 +123,19 @@ pub struct Queued {
     pub deadline: i64,
     /// Blocked but still queued (DELAY_DEQUEUE).
     pub delayed: bool,
+}
+
+impl Queued {
+    /// `pid lag/deadline` in µs, ` delayed` when it is.
+    pub fn describe(&self) -> String {
+        let delayed = if self.delayed { " delayed" } else { "" };
+        format!("{} {:.0}/{:.0}{delayed}", self.pid, self.lag as f64 / 1e3, self.deadline as f64 / 1e3)
+    }
+}
+
+/// A queue as [`Queued::describe`] gives each task, `; `-separated.
+pub fn describe_queue(queue: &[Queued]) -> String {
+    queue.iter().map(Queued::describe).collect::<Vec<_>>().join("; ")
 }
 
 /// A switch-in where the rules would have picked another task.
@@ -130,6 +161,18 @@ pub struct ShadowReport {
     pub repaired: usize,
     /// The events of [`ShadowOptions::log`]'s span, each with the queue after it.
     pub log: Vec<String>,
+}
+
+impl ShadowReport {
+    /// The decisions the rules took otherwise than the kernel.
+    pub fn wrong(&self) -> impl Iterator<Item = &Decision> + Clone {
+        self.decisions.iter().filter(|d| d.rules != d.kernel)
+    }
+
+    /// Of [`ShadowReport::wrong`], those within [`NEAR_TIE_NS`] of the other answer.
+    pub fn wrong_near_ties(&self) -> usize {
+        self.wrong().filter(|d| d.margin < NEAR_TIE_NS).count()
+    }
 }
 
 /// Why the shadow cannot follow.
@@ -338,15 +381,7 @@ impl Shadow<'_> {
                 Ev::Other => "a task not followed is switched in".to_string(),
                 Ev::In(t) => format!("{} is switched in", name(t)),
             };
-            let queue = self
-                .queue()
-                .iter()
-                .map(|q| {
-                    let delayed = if q.delayed { " delayed" } else { "" };
-                    format!("{} {:.0}/{:.0}{delayed}", q.pid, q.lag as f64 / 1e3, q.deadline as f64 / 1e3)
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
+            let queue = describe_queue(&self.queue());
             let at = ts.saturating_sub(self.tl.start) as f64 / 1e6;
             self.report.log.push(format!("{at:.3} ms {what}: {queue}"));
         }
@@ -382,7 +417,7 @@ impl Shadow<'_> {
         self.seen[task] = true;
         let view = self.view(task);
         self.fair.enqueue(&view, why, self.at(ts));
-        let Some((running, since)) = self.running else {
+        let Some((running, _)) = self.running else {
             if self.judged(ts) {
                 self.report.wakes_not_contested += 1;
             }
@@ -391,13 +426,12 @@ impl Shadow<'_> {
         let rules = self.fair.preempts(t, running as TaskId, self.at(ts))
             && self.schedule_switches(running, ts, EnqueueReason::Preempted);
         let answer = self.kernel_answer(running, ts, Some(task));
-        let woken_lag = Some(self.fair.lag(t));
-        self.decide(ts, Moment::Wake, Some(task), running, since, rules, answer, woken_lag);
+        self.decide(ts, Moment::Wake, Some(task), rules, answer);
     }
 
     /// A tick or a clock read of the running task: `update_curr()`.
     fn update(&mut self, ts: u64, moment: Moment) {
-        let Some((running, since)) = self.running else { return };
+        let Some((running, _)) = self.running else { return };
         let r = running as TaskId;
         let asked_before = self.fair.wants_resched(r);
         self.fair.update_at(self.at(ts));
@@ -406,7 +440,7 @@ impl Shadow<'_> {
         }
         let rules = self.fair.wants_resched(r) && self.schedule_switches(running, ts, EnqueueReason::SliceExpired);
         let answer = self.kernel_answer(running, ts, None);
-        self.decide(ts, moment, None, running, since, rules, answer, None);
+        self.decide(ts, moment, None, rules, answer);
     }
 
     /// Asked to reschedule `running`, would `schedule()` run another task? Played on a copy of
@@ -422,19 +456,10 @@ impl Shadow<'_> {
 
     /// Record a decision and, where the kernel ran on with the running task though the rules
     /// had asked to reschedule it, pick it again (the kernel's schedule() chose it again, and a
-    /// task picked again keeps its protection as it was).
-    #[allow(clippy::too_many_arguments)]
-    fn decide(
-        &mut self,
-        ts: u64,
-        moment: Moment,
-        woken: Option<usize>,
-        running: usize,
-        since: u64,
-        rules: bool,
-        answer: Answer,
-        woken_lag: Option<i64>,
-    ) {
+    /// task picked again keeps its protection as it was). The decision is about the task the
+    /// kernel is running.
+    fn decide(&mut self, ts: u64, moment: Moment, woken: Option<usize>, rules: bool, answer: Answer) {
+        let Some((running, since)) = self.running else { return };
         let r = running as TaskId;
         if self.judged(ts) {
             match answer {
@@ -451,8 +476,6 @@ impl Shadow<'_> {
                         ran_ns: ts - since,
                         rules,
                         kernel: matches!(answer, Answer::Switched),
-                        running_lag: self.fair.lag(r),
-                        woken_lag,
                         protected: e.vprot > e.vruntime,
                         queue,
                         margin,
@@ -665,22 +688,13 @@ mod tests {
         let tl = timeline_from_sim(&r, &w, &FromSimOptions { offset, ..FromSimOptions::default() });
         let pids: Vec<Pid> = (0..3).map(|i| FIRST_SIM_PID + i).collect();
         let tick = TickPhase { phase_ns: offset % (4 * MS), tick_ns: 4 * MS, samples: 0, preemptions: 0 };
-        let opts = ShadowOptions {
-            cpu: 0,
-            pids,
-            features: rules,
-            tick: Some(tick),
-            tick_lead_ns: 0,
-            from: 0,
-            to: u64::MAX,
-            window_ns: 100_000,
-            log: None,
-        };
+        // The simulator switches at the tick itself: no lead.
+        let opts = ShadowOptions { tick_lead_ns: 0, ..ShadowOptions::new(0, pids, rules, Some(tick)) };
         shadow(&tl, &opts).unwrap()
     }
 
     fn wrong(r: &ShadowReport, moment: Moment) -> usize {
-        r.decisions.iter().filter(|d| d.moment == moment && d.rules != d.kernel).count()
+        r.wrong().filter(|d| d.moment == moment).count()
     }
 
     #[test]
@@ -748,16 +762,11 @@ mod tests {
         let r = simulate(&w, &mut *by_spec("eevdf:cpus=1").unwrap(), &cfg);
         let tl = timeline_from_sim(&r, &w, &FromSimOptions::default());
         let tick = TickPhase { phase_ns: 0, tick_ns: 4 * MS, samples: 0, preemptions: 0 };
+        let pids = (0..3).map(|i| FIRST_SIM_PID + i).collect();
         let opts = ShadowOptions {
-            cpu: 0,
-            pids: (0..3).map(|i| FIRST_SIM_PID + i).collect(),
-            features: Features::linux_6_18(1, 250),
-            tick: Some(tick),
             tick_lead_ns: 0,
-            from: 0,
-            to: u64::MAX,
-            window_ns: 100_000,
             log: Some((20 * MS, 30 * MS)),
+            ..ShadowOptions::new(0, pids, Features::linux_6_18(1, 250), Some(tick))
         };
         let log = shadow(&tl, &opts).unwrap().log;
         // Ticks at 20, 24 and 28 ms, and the tasks' switches and wake-ups between.
@@ -772,17 +781,7 @@ mod tests {
         let mut t = crate::timeline::TaskTimeline::new(5, "x", 0);
         t.runs = vec![Run { cpu: 0, start: 0, end: 10 }, Run { cpu: 1, start: 20, end: 30 }];
         tl.tasks.insert(5, t);
-        let opts = ShadowOptions {
-            cpu: 0,
-            pids: vec![5],
-            features: Features::default(),
-            tick: None,
-            tick_lead_ns: 0,
-            from: 0,
-            to: u64::MAX,
-            window_ns: 100_000,
-            log: None,
-        };
+        let opts = ShadowOptions::new(0, vec![5], Features::default(), None);
         assert_eq!(shadow(&tl, &opts).unwrap_err(), ShadowError::RanElsewhere { pid: 5, cpu: 1 });
     }
 }

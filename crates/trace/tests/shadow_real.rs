@@ -7,7 +7,7 @@
 //! from the trace.
 
 use schedlab_sim::policies::eevdf::{features_of_spec, Features};
-use schedlab_trace::shadow::{shadow, ShadowOptions, ShadowReport, LIVE_TICK_LEAD_NS};
+use schedlab_trace::shadow::{shadow, ShadowOptions, ShadowReport};
 use schedlab_trace::{tick_phase, Timeline};
 
 fn fixture() -> Timeline {
@@ -17,22 +17,16 @@ fn fixture() -> Timeline {
 }
 
 fn follow(tl: &Timeline, features: Features) -> ShadowReport {
+    let tick = tick_phase(tl, 4_000_000).expect("the hog is pre-empted at the tick");
     let opts = ShadowOptions {
-        cpu: 1,
-        pids: vec![7038, 7039, 7040],
-        features,
-        tick: Some(tick_phase(tl, 4_000_000).expect("the hog is pre-empted at the tick")),
-        tick_lead_ns: LIVE_TICK_LEAD_NS,
         from: tl.start + 500_000_000,
-        to: u64::MAX,
-        window_ns: 100_000,
-        log: None,
+        ..ShadowOptions::new(1, vec![7038, 7039, 7040], features, Some(tick))
     };
     shadow(tl, &opts).unwrap()
 }
 
 fn wrong(r: &ShadowReport) -> usize {
-    r.decisions.iter().filter(|d| d.rules != d.kernel).count()
+    r.wrong().count()
 }
 
 #[test]

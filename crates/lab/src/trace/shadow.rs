@@ -66,21 +66,17 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
     let from = tl.start + (req.from_ms * 1e6) as u64;
     let to = req.to_ms.map_or(u64::MAX, |ms| tl.start + (ms * 1e6) as u64);
     let opts = ShadowOptions {
-        cpu,
-        pids: pids.clone(),
-        features,
-        tick,
-        tick_lead_ns: shadow::LIVE_TICK_LEAD_NS,
         from,
         to,
         window_ns: req.window_us * 1_000,
         log: req.log_ms.map(|(a, b)| (tl.start + (a * 1e6) as u64, tl.start + (b * 1e6) as u64)),
+        ..ShadowOptions::new(cpu, pids.clone(), features, tick)
     };
     let report = shadow::shadow(&tl, &opts)?;
 
     let names: BTreeMap<Pid, String> = pids.iter().map(|p| (*p, format!("{}[{p}]", tl.tasks[p].comm))).collect();
     let name = |p: Pid| names.get(&p).cloned().unwrap_or_else(|| p.to_string());
-    let wrong: Vec<&Decision> = report.decisions.iter().filter(|d| d.rules != d.kernel).collect();
+    let wrong: Vec<&Decision> = report.wrong().collect();
     let mut s = Section::new("trace-shadow", "-", "The model's rules beside the kernel's decisions, one by one");
     s.summary = format!(
         "{}: {} lines, {} events ({} lost). Followed {} on CPU {cpu} under {}{}. {} decisions judged, {} wrong; \
@@ -142,14 +138,7 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
             d.protected.to_string(),
             yes(d.rules),
             yes(d.kernel),
-            d.queue
-                .iter()
-                .map(|q| {
-                    let delayed = if q.delayed { " delayed" } else { "" };
-                    format!("{} {:.0} / {:.0}{delayed}", q.pid, q.lag as f64 / 1e3, q.deadline as f64 / 1e3)
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
+            shadow::describe_queue(&d.queue),
         ]);
     }
     s.tables.push(w);
@@ -187,7 +176,7 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
     s.results = json!({
         "decisions": report.decisions.len(),
         "wrong": wrong.len(),
-        "wrong_near_ties": wrong.iter().filter(|d| d.margin < shadow::NEAR_TIE_NS).count(),
+        "wrong_near_ties": report.wrong_near_ties(),
         "picks": report.picks,
         "picks_differ": report.picks_differ.len(),
         "unclear": report.unclear,

@@ -6,7 +6,7 @@
 use schedlab_report::section::Table;
 use schedlab_sim::policies::{eevdf, Params};
 use schedlab_trace::event::PrioClass;
-use schedlab_trace::shadow::{self, ShadowOptions, LIVE_TICK_LEAD_NS, NEAR_TIE_NS};
+use schedlab_trace::shadow::{self, ShadowOptions, NEAR_TIE_NS};
 use schedlab_trace::{Pid, TickPhase, Timeline};
 use serde::Serialize;
 
@@ -51,24 +51,13 @@ pub fn count(
     }
     let mut p = Params::parse(linux_spec).ok()?;
     let features = eevdf::features(&mut p).ok()?;
-    let opts = ShadowOptions {
-        cpu: 0,
-        pids: fair.clone(),
-        features,
-        tick,
-        tick_lead_ns: LIVE_TICK_LEAD_NS,
-        from: window.0,
-        to: window.1,
-        window_ns: 100_000,
-        log: None,
-    };
+    let opts = ShadowOptions { from: window.0, to: window.1, ..ShadowOptions::new(0, fair.clone(), features, tick) };
     let r = shadow::shadow(live, &opts).ok()?;
-    let wrong = r.decisions.iter().filter(|d| d.rules != d.kernel);
     Some(ShadowCount {
         tasks: fair.len(),
         decisions: r.decisions.len(),
-        wrong: wrong.clone().count(),
-        near_ties: wrong.filter(|d| d.margin < NEAR_TIE_NS).count(),
+        wrong: r.wrong().count(),
+        near_ties: r.wrong_near_ties(),
         picks: r.picks,
         picks_differ: r.picks_differ.len(),
     })

@@ -173,8 +173,8 @@ pub fn judge(recorded: Recorded, linux: &Model) -> Result<DelayZeroProbe> {
         measure::replay_case(&mix(), run, &plan, &[linux.clone(), off.clone()]).context("the DELAY_ZERO probe")?;
     let pids: Vec<schedlab_trace::Pid> = run.models[0].comparison.tasks.iter().map(|t| t.pid).collect();
     let window = (run.release_ns + run.window_ns.0, run.release_ns + run.window_ns.1);
-    let shadow_of = |m: &Model| shadow::count(&run.live, &pids, run.tick_phase, window, &m.spec);
-    let (shadow_on, shadow_off) = (shadow_of(linux), shadow_of(&off));
+    // With it on, the shadow is the one every run gets (`CaseRun::shadow`, the first `linux` model).
+    let (shadow_on, shadow_off) = (run.shadow, shadow::count(&run.live, &pids, run.tick_phase, window, &off.spec));
     // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
     // the replay.
     let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");

@@ -966,12 +966,6 @@ impl FairRq {
         self.e(t).resched
     }
 
-    /// `t`'s lag against the queue's average now, `V − v` in virtual ns (positive: owed time).
-    pub fn lag(&mut self, t: TaskId) -> i64 {
-        let v = self.e(t).vruntime;
-        self.avg_vruntime() - v
-    }
-
     #[cfg(test)]
     fn record_pick(&mut self, t: TaskId) {
         if self.trace.is_none() {
