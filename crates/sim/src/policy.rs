@@ -142,6 +142,14 @@ pub trait Policy: Send {
         false
     }
 
+    /// A task woken at `woken_at` pre-empts the task running on `cpu` now, the wake-up path's
+    /// delay later. A policy that charges run time by its own clock may charge the pre-empted
+    /// task only up to the wake-up and the task picked next from there (Linux's fair class:
+    /// `rq_clock_skip_update()`); the default ignores it.
+    fn preempted_after_wakeup(&mut self, cpu: CpuId, woken_at: Time) {
+        let _ = (cpu, woken_at);
+    }
+
     /// How urgent a task waiting for a lock is, lower first: a released lock goes to the waiter
     /// of lowest rank (first come among equals). The default is the task's priority, lower
     /// number first, the engine's convention; a policy that reads priorities otherwise says so.

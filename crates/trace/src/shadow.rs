@@ -58,6 +58,11 @@ pub struct ShadowOptions {
     pub window_ns: u64,
     /// Log every event in `[from, to)` (trace ns) with the queue after it.
     pub log: Option<(u64, u64)>,
+    /// A task switched out runnable right after a wake-up (nothing between) is charged only up
+    /// to the wake-up, and the task switched in from there, as the kernel's run-queue clock
+    /// stands still from a pre-empting wake-up to the switch ([`FairRq::freeze_clock`]). Off:
+    /// both are charged by the trace's switch time.
+    pub clock_skip: bool,
 }
 
 impl ShadowOptions {
@@ -74,6 +79,7 @@ impl ShadowOptions {
             to: u64::MAX,
             window_ns: DECISION_WINDOW_NS,
             log: None,
+            clock_skip: true,
         }
     }
 }
@@ -253,6 +259,7 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
         switch_ins,
         base: tick_base(tl, opts),
         wakes: events.iter().filter(|(_, e)| matches!(e, Ev::Wake { .. })).map(|&(ts, _)| ts).collect(),
+        last_was_wake: None,
         report: ShadowReport::default(),
     };
     s.fair.set_tick(opts.tick.map(|t| t.tick_ns));
@@ -334,6 +341,8 @@ struct Shadow<'a> {
     base: u64,
     /// Every wake-up of a followed task, in order.
     wakes: Vec<u64>,
+    /// The event just taken was a wake-up of a followed task, at this time.
+    last_was_wake: Option<u64>,
     report: ShadowReport,
 }
 
@@ -388,9 +397,20 @@ impl Shadow<'_> {
     }
 
     fn apply(&mut self, ts: u64, ev: Ev) {
+        // A switch-out runnable right after a wake-up, nothing between: the wake-up pre-empted
+        // it, and the kernel's clock stood at the wake-up until the switch.
+        let woken_just_before = self.last_was_wake.take();
         match ev {
-            Ev::Wake { task, new } => self.wake(ts, task, new),
-            Ev::Out { task, blocked, exited } => self.switch_out(ts, task, blocked, exited),
+            Ev::Wake { task, new } => {
+                self.wake(ts, task, new);
+                self.last_was_wake = Some(ts);
+            }
+            Ev::Out { task, blocked, exited } => {
+                if let Some(at) = woken_just_before.filter(|_| self.opts.clock_skip && !blocked && !exited) {
+                    self.fair.freeze_clock(self.opts.cpu, self.at(at));
+                }
+                self.switch_out(ts, task, blocked, exited)
+            }
             Ev::In(task) => self.switch_in(ts, task),
             Ev::Other => {
                 if let Some((r, _)) = self.running {

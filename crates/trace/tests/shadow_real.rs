@@ -17,9 +17,14 @@ fn fixture() -> Timeline {
 }
 
 fn follow(tl: &Timeline, features: Features) -> ShadowReport {
+    follow_with(tl, features, true)
+}
+
+fn follow_with(tl: &Timeline, features: Features, clock_skip: bool) -> ShadowReport {
     let tick = tick_phase(tl, 4_000_000).expect("the hog is pre-empted at the tick");
     let opts = ShadowOptions {
         from: tl.start + 500_000_000,
+        clock_skip,
         ..ShadowOptions::new(1, vec![7038, 7039, 7040], features, Some(tick))
     };
     shadow(tl, &opts).unwrap()
@@ -41,4 +46,16 @@ fn the_kernels_defaults_decide_as_the_kernel_did_where_any_one_feature_off_does_
         let r = follow(&tl, features_of_spec(&format!("eevdf:{off}")).unwrap());
         assert!(wrong(&r) >= 3 * base, "{off}: {} wrong against {base} with the defaults", wrong(&r));
     }
+}
+
+/// A sleeper's timer wake-up pre-empts the hog some 8 µs before the switch; the kernel charges
+/// those µs to the sleeper, not the hog (its run-queue clock stands still from the wake-up to
+/// the switch). Charging them by the trace's switch times instead moves every lag by that much
+/// at every pre-emption, and the rules then decide otherwise than the kernel more often.
+#[test]
+fn the_kernel_charges_the_wakeup_delay_to_the_wakee() {
+    let tl = fixture();
+    let skip = wrong(&follow_with(&tl, Features::linux_6_18(2, 250), true));
+    let no_skip = wrong(&follow_with(&tl, Features::linux_6_18(2, 250), false));
+    assert!(2 * skip <= no_skip, "{skip} wrong with the clock skip, {no_skip} without");
 }

@@ -109,6 +109,11 @@ struct ShadowArgs {
     /// after each: how the rules' state got where a wrong decision found it.
     #[arg(long, value_name = "FROM,TO", value_parser = ms_span)]
     log_ms: Option<(f64, f64)>,
+    /// Charge a task pre-empted by a wake-up up to its switch-out in the trace. By default it is
+    /// charged up to the wake-up and the task switched in from there, as the kernel does (its
+    /// run-queue clock stands still from a pre-empting wake-up to the switch).
+    #[arg(long)]
+    no_clock_skip: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -256,6 +261,7 @@ pub fn run(args: Args) -> Result<()> {
                 window_us: a.window_us,
                 show: a.show,
                 log_ms: a.log_ms,
+                clock_skip: !a.no_clock_skip,
             };
             output::emit(shadow::shadow_file(&req)?, &a.output, &host)?;
         }

@@ -34,6 +34,8 @@ pub struct ShadowRequest {
     pub show: usize,
     /// Log every event between these times (ms into the trace) with the queue after it.
     pub log_ms: Option<(f64, f64)>,
+    /// [`ShadowOptions::clock_skip`].
+    pub clock_skip: bool,
 }
 
 /// Run the shadow; the section's file `shadow.json` has every decision.
@@ -70,6 +72,7 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         to,
         window_ns: req.window_us * 1_000,
         log: req.log_ms.map(|(a, b)| (tl.start + (a * 1e6) as u64, tl.start + (b * 1e6) as u64)),
+        clock_skip: req.clock_skip,
         ..ShadowOptions::new(cpu, pids.clone(), features, tick)
     };
     let report = shadow::shadow(&tl, &opts)?;

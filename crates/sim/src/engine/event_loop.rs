@@ -487,6 +487,8 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             if self.tasks[t].phase == Phase::Ready {
                 self.tasks[r].preemptions += 1;
                 self.preempt_stops += 1;
+                let (q, woken_at) = (self.tasks[t].queue as usize, self.tasks[t].woken_at);
+                self.queues[q].preempted_after_wakeup(c, woken_at);
                 self.stop(c, EnqueueReason::Preempted);
             }
         }

@@ -190,6 +190,10 @@ impl Policy for Eevdf {
         self.rq.preempts(woken, running, now)
     }
 
+    fn preempted_after_wakeup(&mut self, cpu: CpuId, woken_at: Time) {
+        self.rq.freeze_clock(cpu, woken_at);
+    }
+
     fn task_exit(&mut self, task: TaskId) {
         self.rq.exit(task);
     }

@@ -445,3 +445,28 @@ fn the_spec_names_only_what_differs_from_6_18() {
     assert_eq!(by_spec("eevdf:delay_dequeue=2").err().unwrap().field, "delay_dequeue");
     assert!(by_spec("eevdf").unwrap().tick_driven());
 }
+
+#[test]
+fn a_wakee_that_preempts_after_a_delay_is_charged_from_the_wakeup() {
+    // A and B nice 0 new at 0; A runs first, [0, 100 µs); a wake-up at 100 µs pre-empts A, and the switch comes 8 µs later (the
+    // wake-up path). The kernel charged A up to the wake-up and no further
+    // (`rq_clock_skip_update()`): vA = 100_000, not 108_000; B is charged from 100 µs on.
+    let mut rq = FairRq::new(Features::default());
+    rq.enqueue(&v(0), Why::New, 0);
+    rq.enqueue(&v(1), Why::New, 0);
+    assert_eq!(pick(&mut rq, 0).0, 0);
+    rq.freeze_clock(0, 100_000);
+    run(&mut rq, 0, 108_000);
+    assert_eq!(rq.e(0).vruntime, 100_000);
+    rq.enqueue(&v(0), Why::Preempted, 108_000);
+    assert_eq!(pick(&mut rq, 108_000).0, 1);
+    // B ran [100 µs, 250 µs) as the fair class counts it: 150 µs, not 142.
+    run(&mut rq, 1, 250_000);
+    assert_eq!(rq.e(1).vruntime, 150_000);
+    // V = 125_000: B is no longer eligible, A is. The freeze ended with the switch to B: A,
+    // picked again, is charged from its pick on.
+    rq.enqueue(&v(1), Why::Preempted, 250_000);
+    assert_eq!(pick(&mut rq, 250_000).0, 0);
+    run(&mut rq, 0, 270_000);
+    assert_eq!(rq.e(0).vruntime, 120_000);
+}

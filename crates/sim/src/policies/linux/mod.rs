@@ -443,6 +443,11 @@ impl Policy for Linux {
         self.rqs[i].preempts(w, r, &self.params, &self.bw, now)
     }
 
+    fn preempted_after_wakeup(&mut self, cpu: CpuId, woken_at: Time) {
+        let i = self.rq_index(cpu);
+        self.rqs[i].fair.freeze_clock(cpu, woken_at);
+    }
+
     fn task_exit(&mut self, task: TaskId) {
         let i = self.rq_of(task);
         let rq = &mut self.rqs[i];
