@@ -95,7 +95,8 @@ impl Default for Eevdf {
 /// The spec keys, their defaults (6.18, 2 CPUs, HZ=250) and their help.
 pub const PARAMS_HELP: &str = "base_slice (ms, default 0.7 × (1 + ilog2(min(cpus, 8)))), cpus=2, hz=250 (TICK_NSEC of \
      the lag clamp), run_to_parity, place_lag, place_deadline_initial, place_rel_deadline, preempt_short, \
-     delay_dequeue, delay_zero, wakeup_preemption (1 = on, the default; 0 = off)";
+     delay_dequeue, delay_zero, wakeup_preemption (1 = on, the default; 0 = off), next_buddy (0 = off, the default; \
+     1 = a woken task is picked next if eligible)";
 
 /// Features from a spec's parameters (`eevdf:base_slice=1.4ms,run_to_parity=0,...`).
 pub fn features(p: &mut Params) -> Result<Features, SpecError> {
@@ -117,6 +118,7 @@ pub fn features(p: &mut Params) -> Result<Features, SpecError> {
     flag("delay_dequeue", &mut f.delay_dequeue)?;
     flag("delay_zero", &mut f.delay_zero)?;
     flag("wakeup_preemption", &mut f.wakeup_preemption)?;
+    flag("next_buddy", &mut f.next_buddy)?;
     Ok(f)
 }
 
@@ -151,6 +153,7 @@ pub fn label(f: &Features) -> String {
         ("delay_dequeue", f.delay_dequeue, d.delay_dequeue),
         ("delay_zero", f.delay_zero, d.delay_zero),
         ("wakeup_preemption", f.wakeup_preemption, d.wakeup_preemption),
+        ("next_buddy", f.next_buddy, d.next_buddy),
     ] {
         if on != def {
             parts.push(format!("{key}={}", u8::from(on)));

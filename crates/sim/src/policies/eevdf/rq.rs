@@ -52,6 +52,10 @@ pub struct Features {
     pub delay_dequeue: bool,
     pub delay_zero: bool,
     pub wakeup_preemption: bool,
+    /// NEXT_BUDDY (off in 6.18; later kernels turn a reworked one on): a woken task becomes
+    /// the queue's next buddy, which the next pick takes if it is eligible (PICK_BUDDY, on),
+    /// ahead of an earlier deadline.
+    pub next_buddy: bool,
 }
 
 impl Features {
@@ -70,6 +74,7 @@ impl Features {
             delay_dequeue: true,
             delay_zero: true,
             wakeup_preemption: true,
+            next_buddy: false,
         }
     }
 }
@@ -222,6 +227,8 @@ pub struct FairRq {
     n_held: usize,
     /// The fair task most recently woken or created (for PREEMPT_SHORT at a pre-emption).
     last_wakee: Option<TaskId>,
+    /// `cfs_rq->next` (NEXT_BUDDY).
+    next_buddy: Option<TaskId>,
     /// Per CPU: since a wake-up pre-empted its current task, the time the CPU's fair clock
     /// stands at until the switch, and that task ([`FairRq::freeze_clock`]).
     frozen: Vec<Option<(Time, TaskId)>>,
@@ -249,6 +256,7 @@ impl FairRq {
             held: Vec::new(),
             n_held: 0,
             last_wakee: None,
+            next_buddy: None,
             frozen: Vec::new(),
             affinity: Affinity::default(),
             #[cfg(test)]
@@ -402,7 +410,20 @@ impl FairRq {
         let renewed = Self::update_deadline(e, self.f.base_slice);
         if nr_queued > 1 && (renewed || e.vruntime >= e.vprot) {
             e.resched = true;
+            self.clear_buddy(t);
         }
+    }
+
+    /// `clear_buddies()`: `t` is no longer the next buddy.
+    fn clear_buddy(&mut self, t: TaskId) {
+        if self.next_buddy == Some(t) {
+            self.next_buddy = None;
+        }
+    }
+
+    /// `pick_next_entity()`'s PICK_BUDDY: the next buddy, if it waits and is eligible.
+    fn buddy_pick(&self) -> Option<TaskId> {
+        self.next_buddy.filter(|&b| self.is_waiting(b) && self.entity_eligible(b))
     }
 
     /// `update_deadline()`: once vruntime reaches the deadline, request another slice.
@@ -504,6 +525,7 @@ impl FairRq {
 
     /// Take queued (or running) `t` out of the counts, the timeline and the average.
     fn leave_timeline(&mut self, t: TaskId) {
+        self.clear_buddy(t);
         let e = *self.e(t);
         if Self::counts_waiting(&e) {
             self.waiting -= 1;
@@ -547,6 +569,7 @@ impl FairRq {
     /// queued as a delayed entity (DELAY_DEQUEUE) until picked or woken.
     fn block(&mut self, t: TaskId, now: Time) {
         self.update_running(now);
+        self.clear_buddy(t);
         let e = *self.e(t);
         if self.f.delay_dequeue && !self.eligible(e.vruntime) {
             let e = self.se.get_mut(t);
@@ -621,6 +644,7 @@ impl FairRq {
             State::Queued if e.delayed => {
                 self.requeue_delayed(t, now);
                 self.last_wakee = Some(t);
+                self.set_buddy_on_wakeup(t, why);
             }
             State::Off => {
                 let e = self.se.get_mut(t);
@@ -648,6 +672,7 @@ impl FairRq {
                 if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
                     self.last_wakee = Some(t);
                 }
+                self.set_buddy_on_wakeup(t, why);
             }
             State::Queued | State::Running | State::Held => {
                 debug_assert!(false, "enqueue of task {t} that is already {:?}", e.state);
@@ -714,6 +739,18 @@ impl FairRq {
             self.frozen.resize(cpu + 1, None);
         }
         self.frozen[cpu] = Some((woken_at, t));
+    }
+
+    /// `check_preempt_wakeup_fair()`'s NEXT_BUDDY: a task woken (not forked) while a fair task
+    /// runs here becomes the next buddy, unless it is SCHED_IDLE.
+    fn set_buddy_on_wakeup(&mut self, t: TaskId, why: EnqueueReason) {
+        if self.f.next_buddy
+            && why == EnqueueReason::Woken
+            && self.e(t).policy != FairPolicy::Idle
+            && !self.running.is_empty()
+        {
+            self.next_buddy = Some(t);
+        }
     }
 
     /// Is `t` blocked but still queued (DELAY_DEQUEUE)?
@@ -939,6 +976,9 @@ impl FairRq {
     /// dequeue instead.
     #[inline]
     fn pick_runnable(&mut self, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
+        if let Some(b) = self.buddy_pick() {
+            return Some(b);
+        }
         loop {
             let t = self.pick_eevdf(curr, true, cpu)?;
             #[cfg(test)]
@@ -968,6 +1008,7 @@ impl FairRq {
             self.tree.remove(t);
         }
         self.waiting -= 1;
+        self.clear_buddy(t);
         // The switch away from a task a wake-up pre-empted: the clock still stands at the
         // wake-up. Any other pick on this CPU (another class ran between) ends the freeze.
         let frozen = self.frozen.get_mut(cpu).and_then(Option::take);
@@ -1092,6 +1133,9 @@ impl FairRq {
         // update_curr() at the wake-up (done by `enqueue`) may already have asked to resched;
         // then schedule() picks with the current task's protection as it is.
         if se.resched {
+            if self.buddy_pick().is_some_and(|b| b != running) {
+                return true;
+            }
             return self.pick_eevdf(Some(running), true, cpu) != Some(running);
         }
         if !self.f.wakeup_preemption {

@@ -470,3 +470,27 @@ fn a_wakee_that_preempts_after_a_delay_is_charged_from_the_wakeup() {
     run(&mut rq, 0, 270_000);
     assert_eq!(rq.e(0).vruntime, 120_000);
 }
+
+#[test]
+fn next_buddy_picks_the_wakee_ahead_of_an_earlier_deadline() {
+    let picked_at_200us = |next_buddy: bool| {
+        // A and B nice 0 new at 0: v = 0, d = 700_000 (half of the 1.4 ms slice); A runs.
+        let mut rq = FairRq::new(Features { next_buddy, ..Features::default() });
+        rq.enqueue(&v(0), Why::New, 0);
+        rq.enqueue(&v(1), Why::New, 0);
+        assert_eq!(pick(&mut rq, 0).0, 0);
+        // C wakes at 100 µs with no lag: vA = 100_000, V = 50_000, so vC = 50_000 and
+        // dC = 50_000 + 1_400_000. It pre-empts nobody: A is protected, and the earliest
+        // eligible deadline is B's anyway. With NEXT_BUDDY it becomes the next buddy.
+        rq.enqueue(&v(2), Why::Woken, 100_000);
+        assert_eq!((rq.e(2).vruntime, rq.e(2).deadline), (50_000, 1_450_000));
+        assert!(!rq.preempts(2, 0, 100_000));
+        // A stops at 200 µs: vA = 200_000, V = (200_000 + 0 + 50_000)/3 = 83_333. B (d 700_000)
+        // and C (d 1_450_000) are eligible: EEVDF takes B, PICK_BUDDY takes the buddy C.
+        run(&mut rq, 0, 200_000);
+        rq.enqueue(&v(0), Why::Preempted, 200_000);
+        pick(&mut rq, 200_000).0
+    };
+    assert_eq!(picked_at_200us(false), 1);
+    assert_eq!(picked_at_200us(true), 2);
+}
