@@ -1,11 +1,11 @@
 //! A calibration of the model's structure that no file on this host can say: whether a fair
 //! task's positive lag, gained while its dequeue was delayed (DELAY_DEQUEUE), is dropped when it
 //! finally leaves or wakes (the DELAY_ZERO feature; its flag lives in debugfs `sched/features`,
-//! which this host refuses to read). A short sleeper (0.5 ms of work, then 4.5 ms asleep) beside
-//! a hog on one CPU is the mix that tells them apart: it blocks with negative lag every time,
-//! its dequeue is delayed, and whether it keeps what it gains meanwhile sets how often it
-//! pre-empts the hog when it wakes — which shows in its switch rate and in its wake-up median
-//! (a wake-up that pre-empts is served in µs, one that does not waits for the tick). The mix runs
+//! which this host refuses to read). Two sleepers (0.5 ms and 1.5 ms of work, each then 4.5 ms
+//! asleep) beside a hog on one CPU are the mix that tells them apart: they block with negative
+//! lag, their dequeues are delayed, and whether they keep what they gain meanwhile sets how often
+//! they pre-empt the hog when they wake — which shows in the short sleeper's wake-up median (a
+//! wake-up that pre-empts is served in µs, one that does not waits for the hog's tick). The mix runs
 //! live under a trace, and the setting is chosen by the shadow ([`super::super::shadow`]): the
 //! model's fair rules with the feature on and with it off, each kept beside every decision the
 //! kernel made in the probe's trace; off only when it gets clearly fewer of them wrong
@@ -87,7 +87,7 @@ impl DelayZeroProbe {
             _ => String::new(),
         };
         format!(
-            "A 0.5 ms / 4.5 ms sleeper beside a hog on CPU {}: {:.0} switches/s and a {} wake-up median live, {:.0} and \
+            "A 0.5 ms / 4.5 ms and a 1.5 ms / 4.5 ms sleeper beside a hog on CPU {}: the first {:.0} switches/s and a {} wake-up median live, {:.0} and \
              {} replayed with DELAY_ZERO on, {:.0} and {} with it off{shadow} — the linux model runs with it {} \
              (chosen by the {}; a calibration).",
             self.cpu,
@@ -135,15 +135,20 @@ pub fn choose_by_shadow(on: &ShadowCount, off: &ShadowCount) -> Option<bool> {
     Some(off.wrong + 2 + on.wrong / 10 < on.wrong)
 }
 
-/// The probe's mix: the sleeper and a hog, SCHED_OTHER at nice 0.
+/// The probe's mix: two sleepers and a hog, SCHED_OTHER at nice 0. The short sleeper alone
+/// hardly tells the settings apart (its decisions come out about as often wrong either way);
+/// the longer one, run past its fair share and blocked with negative lag at most of its
+/// periods, is delayed and woken often enough to. Their periods (5 and 6 ms) are none of the
+/// judged cases'.
 fn mix() -> Case {
     Case {
         name: "delay-zero-probe",
-        what: "a 0.5 ms / 4.5 ms sleeper beside a hog",
+        what: "a 0.5 ms / 4.5 ms and a 1.5 ms / 4.5 ms sleeper beside a hog",
         cpus: 1,
         model_limits: None,
         tasks: vec![
             CaseTask::other("sleeper", Behaviour::Periodic { run_ms: 0.5, sleep_ms: 4.5 }, 0),
+            CaseTask::other("sleeper-b", Behaviour::Periodic { run_ms: 1.5, sleep_ms: 4.5 }, 0),
             CaseTask::other("hog", Behaviour::Hog, 0),
         ],
     }
@@ -246,10 +251,11 @@ mod tests {
     }
 
     #[test]
-    fn the_mix_is_a_short_sleeper_and_a_hog_on_one_cpu() {
+    fn the_mix_is_two_sleepers_and_a_hog_on_one_cpu() {
         let m = mix();
         assert_eq!(m.cpus, 1);
         assert_eq!(m.tasks[0].behaviour, Behaviour::Periodic { run_ms: 0.5, sleep_ms: 4.5 });
-        assert_eq!(m.tasks[1].behaviour, Behaviour::Hog);
+        assert_eq!(m.tasks[1].behaviour, Behaviour::Periodic { run_ms: 1.5, sleep_ms: 4.5 });
+        assert_eq!(m.tasks[2].behaviour, Behaviour::Hog);
     }
 }
