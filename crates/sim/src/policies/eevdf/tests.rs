@@ -7,7 +7,7 @@
 
 use super::rq::{FairRq, Features, State};
 use super::Eevdf;
-use crate::engine::{simulate, SimConfig};
+use crate::engine::{simulate, SimConfig, WakeDelay, WakeDelays};
 use crate::policy::{EnqueueReason as Why, TaskView, MS};
 use crate::workload::{TaskSpec, Workload};
 
@@ -493,4 +493,25 @@ fn next_buddy_picks_the_wakee_ahead_of_an_earlier_deadline() {
     };
     assert_eq!(picked_at_200us(false), 1);
     assert_eq!(picked_at_200us(true), 2);
+}
+
+#[test]
+fn the_engine_charges_a_deferred_preemptions_delay_to_the_wakee() {
+    // A hog and B (1 ms of work, 9 ms asleep, 5 ms of work), nice 0, new at 0 on one CPU:
+    // A [0, 0.7 ms) and B [0.7, 1.4 ms) (half slices), A [1.4, 2.8 ms), B [2.8, 3.1 ms) and
+    // blocks; A alone from 3.1 ms. B wakes at 12.1 ms with lag to claim and pre-empts A, which
+    // has run 0.7 + 1.4 + 9 = 11.1 ms. With a wake-up delay of 0.5 ms A runs on to 12.6 ms
+    // (within its slice, which ends at 12.9 ms), but the fair class charges it only up to the
+    // wake-up, as with no delay (seen at 13.3 ms, while B runs).
+    let a_after_b_woke = |delay: u64| {
+        let mut b = TaskSpec::cpu("b", 0, MS);
+        b.bursts = vec![MS, 9 * MS, 5 * MS].into();
+        let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("a", 0, 100 * MS), b] };
+        let mut p = Eevdf::new(Features::linux_6_18(2, 250));
+        let wake = WakeDelays { preempt: WakeDelay::from(delay), ..WakeDelays::default() };
+        let r = simulate(&w, &mut p, &SimConfig { horizon: Some(13_300_000), wake, ..SimConfig::default() });
+        (r.tasks[0].cpu, p.rq.e(0).vruntime)
+    };
+    assert_eq!(a_after_b_woke(0), (11_100_000, 11_100_000));
+    assert_eq!(a_after_b_woke(MS / 2), (11_600_000, 11_100_000), "A ran the delay and was not charged for it");
 }
