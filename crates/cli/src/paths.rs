@@ -29,18 +29,47 @@ pub fn writable_file(s: &str) -> Result<PathBuf, String> {
 }
 
 fn probe_dir(dir: &Path) -> Result<(), String> {
+    // Another schedlab started in the same directory may be probing the same path and remove a
+    // directory it created between our creating and our writing: try again a few times.
+    let mut last = Ok(());
+    for _ in 0..5 {
+        last = probe_once(dir);
+        match &last {
+            Err((kind, _)) if *kind == std::io::ErrorKind::NotFound => continue,
+            _ => break,
+        }
+    }
+    last.map_err(|(_, message)| message)
+}
+
+/// Create what is missing of `dir`, write and remove a probe file in it, and remove again the
+/// directories this call created. One that another process's probe is in at that moment cannot
+/// be removed and stays, empty.
+fn probe_once(dir: &Path) -> Result<(), (std::io::ErrorKind, String)> {
     // The directories that do not exist yet, outermost first.
-    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
-    let result = std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))
-        .and_then(|()| {
-            let probe = dir.join(format!(".schedlab-write-probe-{}", std::process::id()));
-            std::fs::File::create(&probe).map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        });
-    for created in missing {
-        let _ = std::fs::remove_dir(created);
+    let mut missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
+    missing.reverse();
+    let mut created = Vec::new();
+    let mut result = Ok(());
+    for d in missing {
+        match std::fs::create_dir(d) {
+            Ok(()) => created.push(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                result = Err((e.kind(), format!("cannot create directory {}: {e}", dir.display())));
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        let probe = dir.join(format!(".schedlab-write-probe-{}", std::process::id()));
+        result = std::fs::File::create(&probe)
+            .map(|_| ())
+            .map_err(|e| (e.kind(), format!("cannot write in {}: {e}", dir.display())));
+        let _ = std::fs::remove_file(&probe);
+    }
+    for d in created.into_iter().rev() {
+        let _ = std::fs::remove_dir(d);
     }
     result
 }
@@ -48,6 +77,24 @@ fn probe_dir(dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probes_of_one_new_directory_at_once_all_succeed_and_leave_nothing() {
+        // Tests of the command line run schedlab side by side in one directory, each probing
+        // the default `results`: one removing the directory it created must not fail another.
+        let d = tempfile::tempdir().unwrap();
+        let new = d.path().join("results");
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let path = new.to_str().unwrap().to_string();
+                std::thread::spawn(move || (0..200).all(|_| writable_dir(&path).is_ok()))
+            })
+            .collect();
+        assert!(threads.into_iter().all(|t| t.join().unwrap()), "a probe failed");
+        // A directory one probe created while another's probe file was in it cannot be removed
+        // by the first, and the second did not create it: at most it stays, empty.
+        assert!(!new.exists() || std::fs::read_dir(&new).unwrap().next().is_none(), "a probe file stayed");
+    }
 
     #[test]
     fn a_creatable_directory_is_accepted_and_left_as_it_was_and_an_unwritable_one_refused() {
