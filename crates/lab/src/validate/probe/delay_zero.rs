@@ -5,7 +5,7 @@
 //! asleep) beside a hog on one CPU are the mix that tells them apart: they block with negative
 //! lag, their dequeues are delayed, and whether they keep what they gain meanwhile sets how often
 //! they pre-empt the hog when they wake — which shows in the short sleeper's wake-up median (a
-//! wake-up that pre-empts is served in µs, one that does not waits for the hog's tick). The mix runs
+//! wake-up that pre-empts is served in µs, one that does not waits for the running task to stop). The mix runs
 //! live under a trace, and the setting is chosen by the shadow ([`super::super::shadow`]): the
 //! model's fair rules with the feature on and with it off, each kept beside every decision the
 //! kernel made in the probe's trace; off only when it gets clearly fewer of them wrong
@@ -87,9 +87,9 @@ impl DelayZeroProbe {
             _ => String::new(),
         };
         format!(
-            "A 0.5 ms / 4.5 ms and a 1.5 ms / 4.5 ms sleeper beside a hog on CPU {}: the first {:.0} switches/s and a {} wake-up median live, {:.0} and \
-             {} replayed with DELAY_ZERO on, {:.0} and {} with it off{shadow} — the linux model runs with it {} \
-             (chosen by the {}; a calibration).",
+            "The DELAY_ZERO probe, {MIX} on CPU {}: the first sleeper {:.0} switches/s and a {} wake-up median live, \
+             {:.0} and {} replayed with DELAY_ZERO on, {:.0} and {} with it off{shadow} — the linux model runs with it \
+             {} (chosen by the {}; a calibration).",
             self.cpu,
             self.live.switches_per_s,
             p50(&self.live),
@@ -135,6 +135,9 @@ pub fn choose_by_shadow(on: &ShadowCount, off: &ShadowCount) -> Option<bool> {
     Some(off.wrong + 2 + on.wrong / 10 < on.wrong)
 }
 
+/// What the probe's mix is, for its sentence and its case.
+const MIX: &str = "a 0.5 ms / 4.5 ms and a 1.5 ms / 4.5 ms sleeper beside a hog";
+
 /// The probe's mix: two sleepers and a hog, SCHED_OTHER at nice 0. The short sleeper alone
 /// hardly tells the settings apart (its decisions come out about as often wrong either way);
 /// the longer one, run past its fair share and blocked with negative lag at most of its
@@ -143,7 +146,7 @@ pub fn choose_by_shadow(on: &ShadowCount, off: &ShadowCount) -> Option<bool> {
 fn mix() -> Case {
     Case {
         name: "delay-zero-probe",
-        what: "a 0.5 ms / 4.5 ms and a 1.5 ms / 4.5 ms sleeper beside a hog",
+        what: MIX,
         cpus: 1,
         model_limits: None,
         tasks: vec![
