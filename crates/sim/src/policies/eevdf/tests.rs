@@ -515,3 +515,63 @@ fn the_engine_charges_a_deferred_preemptions_delay_to_the_wakee() {
     assert_eq!(a_after_b_woke(0), (11_100_000, 11_100_000));
     assert_eq!(a_after_b_woke(MS / 2), (11_600_000, 11_100_000), "A ran the delay and was not charged for it");
 }
+
+/// A task woken at 100 µs while A runs, by A (a pipe write: `waker_cpu` is A's CPU) or by a
+/// timer (`waker_cpu` None); who is picked when A stops at 200 µs.
+fn picked_after_wake(f: Features, waker_cpu: Option<usize>) -> usize {
+    // The same queue as `next_buddy_picks_the_wakee_ahead_of_an_earlier_deadline`: at 200 µs B
+    // (d 700_000) and C (d 1_450_000) are eligible; EEVDF takes B, a buddy C.
+    let mut rq = FairRq::new(f);
+    rq.enqueue(&v(0), Why::New, 0);
+    rq.enqueue(&v(1), Why::New, 0);
+    assert_eq!(pick(&mut rq, 0).0, 0);
+    rq.enqueue(&TaskView { waker_cpu, ..v(2) }, Why::Woken, 100_000);
+    run(&mut rq, 0, 200_000);
+    rq.enqueue(&v(0), Why::Preempted, 200_000);
+    pick(&mut rq, 200_000).0
+}
+
+#[test]
+fn wakee_first_makes_a_tasks_wakee_the_buddy_and_not_a_timers() {
+    let wakee_first = Features { wakee_first: true, ..Features::default() };
+    assert_eq!(picked_after_wake(wakee_first.clone(), Some(0)), 2);
+    assert_eq!(picked_after_wake(wakee_first, None), 1);
+    assert_eq!(picked_after_wake(Features::default(), Some(0)), 1);
+}
+
+#[test]
+fn wakee_first_leaves_a_waker_its_wakee_pre_empted_unprotected_until_it_wakes() {
+    // The protection A has when it is picked again (vprot − vruntime), and again after it has
+    // slept and woken.
+    let protection = |f: Features| {
+        // A new at 0: v = 0, d = 700_000 (half a slice). It runs to 100 µs (vA = 100_000) and
+        // wakes C by a pipe write: V = 100_000, so vC = 100_000, dC = 1_500_000. C pre-empts A
+        // (as the kernel did; mainline's rules would keep A, as `trace shadow` follows it).
+        let mut rq = FairRq::new(f);
+        rq.enqueue(&v(0), Why::New, 0);
+        assert_eq!(pick(&mut rq, 0).0, 0);
+        rq.enqueue(&TaskView { waker_cpu: Some(0), ..v(2) }, Why::Woken, 100_000);
+        run(&mut rq, 0, 100_000);
+        rq.enqueue(&v(0), Why::Preempted, 100_000);
+        rq.pick_as(0, 2, 100_000).expect("C waits");
+        // C runs to 200 µs (vC = 200_000) and blocks: V = 150_000, so C is ineligible and its
+        // dequeue is delayed; A (v 100_000, eligible, d 700_000) is picked. Its protection
+        // would run to its deadline: 600_000 ahead.
+        rq.charge(2, 200_000);
+        rq.blocked(2, 200_000);
+        assert_eq!(rq.pick_task(0, 200_000), Some(0));
+        let again = rq.e(0).vprot - rq.e(0).vruntime;
+        // A blocks at once, eligible (vA = 100_000 ≤ V = 150_000): dequeued with lag 50_000. A
+        // timer wakes it at 1 ms beside the delayed C (V = 200_000): its lag inflated to
+        // 50_000 · 2048 / 1024 = 100_000, vA = 100_000, dA = 1_500_000; C is ineligible, A is
+        // picked, protected to its deadline: 1_400_000 ahead.
+        run(&mut rq, 0, 200_000);
+        rq.blocked(0, 200_000);
+        rq.enqueue(&v(0), Why::Woken, 1_000_000);
+        assert_eq!((rq.e(0).vruntime, rq.e(0).deadline), (100_000, 1_500_000));
+        assert_eq!(rq.pick_task(0, 1_000_000), Some(0));
+        (again, rq.e(0).vprot - rq.e(0).vruntime)
+    };
+    assert_eq!(protection(Features::default()), (600_000, 1_400_000));
+    assert_eq!(protection(Features { wakee_first: true, ..Features::default() }), (0, 1_400_000));
+}
