@@ -219,8 +219,6 @@ enum Ev {
     Wake {
         task: usize,
         new: bool,
-        /// The task that woke it from task context (a pipe write, a futex wake), if the trace says.
-        by: Option<Pid>,
     },
     Out {
         task: usize,
@@ -277,11 +275,11 @@ fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
     for (i, pid) in opts.pids.iter().enumerate() {
         let t = &tl.tasks[pid];
         if let Some(a) = t.arrival.filter(|&a| a >= tl.start) {
-            out.push((a, Ev::Wake { task: i, new: true, by: None }));
+            out.push((a, Ev::Wake { task: i, new: true }));
         }
         for b in &t.blocked {
             if b.end < tl.end {
-                out.push((b.end, Ev::Wake { task: i, new: false, by: b.woken_by.map(|w| w.pid) }));
+                out.push((b.end, Ev::Wake { task: i, new: false }));
             }
         }
         for r in &t.runs {
@@ -403,8 +401,8 @@ impl Shadow<'_> {
         // it, and the kernel's clock stood at the wake-up until the switch.
         let woken_just_before = self.last_was_wake.take();
         match ev {
-            Ev::Wake { task, new, by } => {
-                self.wake(ts, task, new, by);
+            Ev::Wake { task, new } => {
+                self.wake(ts, task, new);
                 self.last_was_wake = Some(ts);
             }
             Ev::Out { task, blocked, exited } => {
@@ -430,16 +428,14 @@ impl Shadow<'_> {
         }
     }
 
-    fn wake(&mut self, ts: u64, task: usize, new: bool, by: Option<Pid>) {
+    fn wake(&mut self, ts: u64, task: usize, new: bool) {
         let t = task as TaskId;
         if self.fair.on_queue(t) && !self.fair.is_delayed(t) {
             return;
         }
         let why = if new && !self.seen[task] { EnqueueReason::New } else { EnqueueReason::Woken };
         self.seen[task] = true;
-        // Woken by the task running here (its own wake-up, not a timer's): the waker's CPU is this one.
-        let by_running = by.is_some_and(|p| self.running.is_some_and(|(r, _)| self.pid(r) == p));
-        let view = TaskView { waker_cpu: by_running.then_some(self.opts.cpu), ..self.view(task) };
+        let view = self.view(task);
         self.fair.enqueue(&view, why, self.at(ts));
         let Some((running, _)) = self.running else {
             if self.judged(ts) {

@@ -1,4 +1,4 @@
-//! The shadow on real traces: `fixtures/capture/sleepers-vs-hog.txt` is CPU 1 of the first 1.6 s
+//! The shadow on a real trace: `fixtures/capture/sleepers-vs-hog.txt` is CPU 1 of the first 1.6 s
 //! of a `schedlab validate` recording (2026-11-29, 2-CPU VM, Linux 6.18, HZ=250, no HRTICK) of
 //! sleepers-vs-hog: pid 7038 runs 2 ms and sleeps 8 ms, 7039 runs 1 ms and sleeps 4 ms, 7040 is a
 //! hog, all at nice 0 and pinned to CPU 1. The model's rules with 6.18's defaults must decide as
@@ -58,41 +58,4 @@ fn the_kernel_charges_the_wakeup_delay_to_the_wakee() {
     let skip = wrong(&follow_with(&tl, Features::linux_6_18(2, 250), true));
     let no_skip = wrong(&follow_with(&tl, Features::linux_6_18(2, 250), false));
     assert!(2 * skip <= no_skip, "{skip} wrong with the clock skip, {no_skip} without");
-}
-
-/// `fixtures/capture/pingpong-hog.txt`: CPU 1 of 0.12 s, two seconds into a `schedlab validate`
-/// recording of pingpong-hog (2026-11-29, the same host): threads 6513 and 6514 pass a byte
-/// through pipes with 50 µs of work per message, 6512 is a hog, all at nice 0 on CPU 1.
-fn pingpong_fixture() -> Timeline {
-    let path = format!("{}/tests/fixtures/capture/pingpong-hog.txt", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    Timeline::from_text(&text, None).0
-}
-
-/// This kernel often hands the CPU to a task's own wakee where mainline 6.18's rules keep the
-/// protected waker, and keeps pre-empting a waker it has once pre-empted; the `wakee_first` rule
-/// (not a mainline feature) decides as the kernel did at several times more of the pair's
-/// decisions (here 36 of 317 wrong under mainline's rule, 7 under it, every task starting the
-/// excerpt at lag 0), and changes nothing for the sleepers, whose wake-ups are a timer's.
-#[test]
-fn this_kernel_hands_the_cpu_to_a_tasks_own_wakee() {
-    let tl = pingpong_fixture();
-    let tick = tick_phase(&tl, 4_000_000).expect("the hog is pre-empted at the tick");
-    let pair = |spec: &str| {
-        let opts = ShadowOptions {
-            from: tl.start + 20_000_000,
-            ..ShadowOptions::new(1, vec![6512, 6513, 6514], features_of_spec(spec).unwrap(), Some(tick))
-        };
-        shadow(&tl, &opts).unwrap()
-    };
-    let (mainline, wakee_first) = (pair("eevdf"), pair("eevdf:wakee_first=1"));
-    let judged = mainline.decisions.len();
-    assert!(judged > 200, "{judged} decisions judged");
-    let (m, w) = (wrong(&mainline), wrong(&wakee_first));
-    assert!(m * 12 >= judged, "mainline's rule: {m} of {judged} wrong");
-    assert!(w * 3 <= m, "wakee_first: {w} wrong against mainline's {m}");
-    let sleepers = fixture();
-    let base = wrong(&follow(&sleepers, Features::linux_6_18(2, 250)));
-    let with_rule = wrong(&follow(&sleepers, features_of_spec("eevdf:wakee_first=1").unwrap()));
-    assert_eq!(with_rule, base, "the sleepers' decisions under wakee_first");
 }
