@@ -39,18 +39,12 @@
 //! - `V` is kept exactly in i128, which gives the same value as 6.18.0's `min_vruntime`-based
 //!   and 6.18.y's `zero_vruntime`-based s64 sums (see [`arith::Sums`]).
 //!
-//! **Off by default, as parameters**: NEXT_BUDDY (`next_buddy=1`: every woken task is the next
-//! buddy, off in 6.18) and a rule that is no mainline feature, `wakee_first=1`: a task woken by
-//! a running task is the next buddy, and the waker it pre-empts runs unprotected until it next
-//! wakes — what this host's kernel does at most pipe or futex wake-ups (docs/validate.md,
-//! Shadow; `validate` replays with mainline's rule, which predicts its cases' rates better).
-//!
 //! **Not modelled**: task groups (cgroups), load balancing between per-CPU queues (the engine's
-//! global queue or its own migration stand in), reweighting a queued task, `yield_to`, HRTICK
-//! (off by default), the SMP wake-up CPU choice. In the engine's per-CPU mode each CPU's
-//! instance keeps its own entities, so lag does not follow a task that moves to another CPU
-//! (the kernel carries `se->vlag` with the task). With a context-switch cost, the fair class
-//! counts it as run time, as the kernel sets `exec_start` at the pick.
+//! global queue or its own migration stand in), reweighting a queued task, NEXT_BUDDY (off by
+//! default) and `yield_to`, HRTICK (off by default), the SMP wake-up CPU choice. In the engine's
+//! per-CPU mode each CPU's instance keeps its own entities, so lag does not follow a task that
+//! moves to another CPU (the kernel carries `se->vlag` with the task). With a context-switch
+//! cost, the fair class counts it as run time, as the kernel sets `exec_start` at the pick.
 //! With custom slices, a shorter-slice wakee that does not pre-empt shortens the running task's
 //! protection (`update_protect_slice()`); the model applies that at its next pick, not mid-run.
 //! Priority inheritance does not change a fair task's order (the kernel boosts an rt_mutex
@@ -102,9 +96,7 @@ impl Default for Eevdf {
 pub const PARAMS_HELP: &str = "base_slice (ms, default 0.7 × (1 + ilog2(min(cpus, 8)))), cpus=2, hz=250 (TICK_NSEC of \
      the lag clamp), run_to_parity, place_lag, place_deadline_initial, place_rel_deadline, preempt_short, \
      delay_dequeue, delay_zero, wakeup_preemption (1 = on, the default; 0 = off), next_buddy (0 = off, the default; \
-     1 = a woken task is picked next if eligible), wakee_first (0 = off, the default; 1 = a task woken by a \
-     running task is picked next if eligible, and the waker it pre-empts loses its slice protection until it next \
-     wakes: not mainline, this host's rule as its traces show it)";
+     1 = a woken task is picked next if eligible)";
 
 /// Features from a spec's parameters (`eevdf:base_slice=1.4ms,run_to_parity=0,...`).
 pub fn features(p: &mut Params) -> Result<Features, SpecError> {
@@ -127,7 +119,6 @@ pub fn features(p: &mut Params) -> Result<Features, SpecError> {
     flag("delay_zero", &mut f.delay_zero)?;
     flag("wakeup_preemption", &mut f.wakeup_preemption)?;
     flag("next_buddy", &mut f.next_buddy)?;
-    flag("wakee_first", &mut f.wakee_first)?;
     Ok(f)
 }
 
@@ -163,7 +154,6 @@ pub fn label(f: &Features) -> String {
         ("delay_zero", f.delay_zero, d.delay_zero),
         ("wakeup_preemption", f.wakeup_preemption, d.wakeup_preemption),
         ("next_buddy", f.next_buddy, d.next_buddy),
-        ("wakee_first", f.wakee_first, d.wakee_first),
     ] {
         if on != def {
             parts.push(format!("{key}={}", u8::from(on)));

@@ -56,13 +56,6 @@ pub struct Features {
     /// the queue's next buddy, which the next pick takes if it is eligible (PICK_BUDDY, on),
     /// ahead of an earlier deadline.
     pub next_buddy: bool,
-    /// Not a feature of mainline 6.18 (off there): a wake-up rule this host's kernel was seen to
-    /// follow (docs/validate.md, Shadow). A task woken by a running task (a pipe write, a futex
-    /// wake; not a timer) becomes the next buddy, picked ahead of an earlier deadline while it is
-    /// eligible, and a waker pre-empted by its wakee runs without slice protection until it is
-    /// next placed (woken). Close to later kernels' NEXT_BUDDY rework (`set_preempt_buddy()`),
-    /// which buddies every wake-up; this host's traces say task wake-ups only.
-    pub wakee_first: bool,
 }
 
 impl Features {
@@ -82,7 +75,6 @@ impl Features {
             delay_zero: true,
             wakeup_preemption: true,
             next_buddy: false,
-            wakee_first: false,
         }
     }
 }
@@ -161,9 +153,6 @@ pub struct Entity {
     /// Adopted from another CPU's queue ([`FairRq::adopt`]): its lag and relative deadline
     /// came with it and are used when it is enqueued as migrated.
     carried: bool,
-    /// Pre-empted by the task it woke, with [`Features::wakee_first`]: no slice protection
-    /// at its picks until it is placed again.
-    unprotected: bool,
 }
 
 /// [`FairRq::pick_as`] was asked to run a task that is not waiting on the queue.
@@ -187,7 +176,6 @@ const OFF: Entity = Entity {
     exec_start: 0,
     resched: false,
     carried: false,
-    unprotected: false,
 };
 
 /// A wrong variant of the model, for tests that must catch it.
@@ -239,8 +227,6 @@ pub struct FairRq {
     n_held: usize,
     /// The fair task most recently woken or created (for PREEMPT_SHORT at a pre-emption).
     last_wakee: Option<TaskId>,
-    /// The CPU of the task that woke `last_wakee` (None: a timer or device, or a new task).
-    last_waker_cpu: Option<CpuId>,
     /// `cfs_rq->next` (NEXT_BUDDY).
     next_buddy: Option<TaskId>,
     /// Per CPU: since a wake-up pre-empted its current task, the time the CPU's fair clock
@@ -270,7 +256,6 @@ impl FairRq {
             held: Vec::new(),
             n_held: 0,
             last_wakee: None,
-            last_waker_cpu: None,
             next_buddy: None,
             frozen: Vec::new(),
             affinity: Affinity::default(),
@@ -465,10 +450,6 @@ impl FairRq {
     fn set_protect_slice(&mut self, t: TaskId) {
         let quantum = if self.f.run_to_parity { self.min_slice() } else { self.f.normalized_slice };
         let e = self.se.get_mut(t);
-        if e.unprotected {
-            e.vprot = e.vruntime;
-            return;
-        }
         let quantum = quantum.min(e.slice);
         e.vprot = e.deadline;
         if quantum != e.slice {
@@ -488,7 +469,6 @@ impl FairRq {
         let inflate = true;
         let f = self.f.clone();
         let e = self.se.get_mut(t);
-        e.unprotected = false;
         if !e.custom_slice {
             e.slice = base;
         }
@@ -643,7 +623,6 @@ impl FairRq {
                 }
                 if why == EnqueueReason::Preempted {
                     self.cancel_protect_if_short(t);
-                    self.unprotect_if_preempted_by_own_wakee(t);
                 }
                 if why == EnqueueReason::Yielded {
                     self.yield_entity(t);
@@ -665,8 +644,7 @@ impl FairRq {
             State::Queued if e.delayed => {
                 self.requeue_delayed(t, now);
                 self.last_wakee = Some(t);
-                self.last_waker_cpu = task.waker_cpu;
-                self.set_buddy_on_wakeup(t, why, task.waker_cpu);
+                self.set_buddy_on_wakeup(t, why);
             }
             State::Off => {
                 let e = self.se.get_mut(t);
@@ -693,9 +671,8 @@ impl FairRq {
                 self.enqueue_entity(t, now, forked);
                 if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
                     self.last_wakee = Some(t);
-                    self.last_waker_cpu = task.waker_cpu;
                 }
-                self.set_buddy_on_wakeup(t, why, task.waker_cpu);
+                self.set_buddy_on_wakeup(t, why);
             }
             State::Queued | State::Running | State::Held => {
                 debug_assert!(false, "enqueue of task {t} that is already {:?}", e.state);
@@ -765,10 +742,9 @@ impl FairRq {
     }
 
     /// `check_preempt_wakeup_fair()`'s NEXT_BUDDY: a task woken (not forked) while a fair task
-    /// runs here becomes the next buddy, unless it is SCHED_IDLE; with [`Features::wakee_first`],
-    /// one woken by a task (`waker_cpu` known) does.
-    fn set_buddy_on_wakeup(&mut self, t: TaskId, why: EnqueueReason, waker_cpu: Option<CpuId>) {
-        if (self.f.next_buddy || (self.f.wakee_first && waker_cpu.is_some()))
+    /// runs here becomes the next buddy, unless it is SCHED_IDLE.
+    fn set_buddy_on_wakeup(&mut self, t: TaskId, why: EnqueueReason) {
+        if self.f.next_buddy
             && why == EnqueueReason::Woken
             && self.e(t).policy != FairPolicy::Idle
             && !self.running.is_empty()
@@ -815,23 +791,6 @@ impl FairRq {
             let e = self.se.get_mut(t);
             e.vprot = e.vprot.min(e.vruntime);
         }
-    }
-
-    /// [`Features::wakee_first`]: `t`, pre-empted by the fair task it woke (the wakee's waker
-    /// ran on `t`'s CPU, which only `t` was running), loses its protection until it is placed
-    /// again — not when `update_curr()` had already asked to resched it (a tick's end).
-    fn unprotect_if_preempted_by_own_wakee(&mut self, t: TaskId) {
-        if !self.f.wakee_first {
-            return;
-        }
-        let Some(_) = self.last_wakee.filter(|&w| w != t) else { return };
-        let se = self.e(t);
-        if se.resched || self.last_waker_cpu != Some(se.cpu) {
-            return;
-        }
-        let e = self.se.get_mut(t);
-        e.unprotected = true;
-        e.vprot = e.vprot.min(e.vruntime);
     }
 
     /// `yield_task_fair()`: an eligible task gives up the rest of its request.
