@@ -3,7 +3,8 @@
 //! and how often it changed CPU (`se.nr_migrations`). These are what the load balancer and the
 //! wake-up placement decide from; `schedlab validate` sets them beside the model's. The values
 //! are as the kernel last updated them (at the thread's last enqueue, dequeue, switch or tick),
-//! not decayed to the moment of reading.
+//! not decayed to the moment of reading. With them, the fair class's place for the thread,
+//! `se.vruntime` as of the same last update, which the trace shadow sets its lags right by.
 
 use std::fs;
 
@@ -16,6 +17,8 @@ pub struct SchedSignals {
     /// None on kernels without `util_est` in this file.
     pub util_est: Option<u64>,
     pub nr_migrations: u64,
+    /// `se.vruntime`, ns (None where the file lacks it).
+    pub vruntime_ns: Option<i64>,
 }
 
 /// Read thread `tid`'s signals; None when it is gone or the kernel prints no load averages.
@@ -37,7 +40,23 @@ pub fn parse(text: &str) -> Option<SchedSignals> {
         util_avg: field("se.avg.util_avg")?,
         util_est: field("se.avg.util_est"),
         nr_migrations: field("se.nr_migrations")?,
+        vruntime_ns: exact_ns(text, "se.vruntime"),
     })
+}
+
+/// A field the kernel prints as ms with six decimals (`SPLIT_NS`), exactly, in ns.
+fn exact_ns(text: &str, key: &str) -> Option<i64> {
+    let v = text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim())
+    })?;
+    let (negative, v) = v.strip_prefix('-').map_or((false, v), |rest| (true, rest));
+    let (ms, frac) = v.split_once('.').unwrap_or((v, "0"));
+    if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ns = ms.parse::<i64>().ok()?.checked_mul(1_000_000)? + format!("{frac:0<6}").parse::<i64>().ok()?;
+    Some(if negative { -ns } else { ns })
 }
 
 #[cfg(test)]
@@ -50,6 +69,8 @@ mod tests {
         let text = "workload (20708, #threads: 1)\n\
             -------------------------------------------------------------------\n\
             se.exec_start                                :      30211427.854519\n\
+            se.vruntime                                  :        463353.649188\n\
+            se.sum_exec_runtime                          :            64.778558\n\
             se.nr_migrations                             :                    3\n\
             se.avg.load_avg                              :                  464\n\
             se.avg.runnable_avg                          :                  259\n\
@@ -60,9 +81,19 @@ mod tests {
         let s = parse(text).unwrap();
         assert_eq!(
             s,
-            SchedSignals { load_avg: 464, runnable_avg: 259, util_avg: 199, util_est: Some(245), nr_migrations: 3 }
+            SchedSignals {
+                load_avg: 464,
+                runnable_avg: 259,
+                util_avg: 199,
+                util_est: Some(245),
+                nr_migrations: 3,
+                vruntime_ns: Some(463_353_649_188),
+            }
         );
         assert_eq!(parse("policy : 0\n"), None);
+        // Exactly, to the ns, either sign.
+        assert_eq!(exact_ns("se.vruntime : -12.000001\n", "se.vruntime"), Some(-12_000_001));
+        assert_eq!(exact_ns("se.vruntime : 7.5\n", "se.vruntime"), Some(7_500_000));
     }
 
     #[test]

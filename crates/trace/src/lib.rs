@@ -21,6 +21,7 @@ pub mod compare;
 pub mod event;
 pub mod from_sim;
 pub mod import;
+pub mod kernel_positions;
 pub mod meta;
 pub mod parse;
 pub mod render;

@@ -21,6 +21,7 @@
 //! window, or a task not followed took the CPU — is counted as unclear, not judged.
 
 use crate::event::{Pid, PrioClass};
+use crate::kernel_positions::{self, Compared, KernelPosition};
 use crate::tick_phase::TickPhase;
 use crate::timeline::{Run, Timeline};
 use schedlab_sim::policies::eevdf::{FairRq, Features};
@@ -63,6 +64,11 @@ pub struct ShadowOptions {
     /// stands still from a pre-empting wake-up to the switch ([`FairRq::freeze_clock`]). Off:
     /// both are charged by the trace's switch time.
     pub clock_skip: bool,
+    /// The kernel's own placing of the followed tasks, read beside the trace
+    /// ([`crate::kernel_positions`]): at the end of each round of readings the tasks on the
+    /// queue are moved to where the kernel had them against each other. Empty: the shadow's
+    /// lags are the rules' alone from the trace's start.
+    pub kernel_positions: Vec<KernelPosition>,
 }
 
 impl ShadowOptions {
@@ -80,6 +86,7 @@ impl ShadowOptions {
             window_ns: DECISION_WINDOW_NS,
             log: None,
             clock_skip: true,
+            kernel_positions: Vec::new(),
         }
     }
 }
@@ -167,6 +174,10 @@ pub struct ShadowReport {
     pub repaired: usize,
     /// The events of [`ShadowOptions::log`]'s span, each with the queue after it.
     pub log: Vec<String>,
+    /// Rounds of [`ShadowOptions::kernel_positions`] that compared two tasks or more, and by how
+    /// much they moved the tasks in all (ns of virtual time).
+    pub resyncs: usize,
+    pub resync_moved_ns: u64,
 }
 
 impl ShadowReport {
@@ -212,6 +223,8 @@ impl std::error::Error for ShadowError {}
 /// so it comes before that task's switch-out; a tick before the switch it causes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
+    /// The end of a round of the kernel's readings ([`ShadowOptions::kernel_positions`]).
+    Resync(usize),
     Tick,
     Read(usize),
     /// A task not followed is woken onto the CPU.
@@ -261,6 +274,9 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
         wakes: events.iter().filter(|(_, e)| matches!(e, Ev::Wake { .. })).map(|&(ts, _)| ts).collect(),
         last_was_wake: None,
         report: ShadowReport::default(),
+        rounds: kernel_positions::rounds(&opts.kernel_positions),
+        placed_at: vec![0; opts.pids.len()],
+        moved_at: vec![0; opts.pids.len()],
     };
     s.fair.set_tick(opts.tick.map(|t| t.tick_ns));
     for &(ts, ev) in &events {
@@ -306,6 +322,11 @@ fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
                 .map(|ts| (ts, Ev::Tick)),
         );
     }
+    for (i, round) in kernel_positions::rounds(&opts.kernel_positions).iter().enumerate() {
+        if let Some(last) = round.last().filter(|r| r.at >= tl.start && r.at < tl.end) {
+            out.push((last.at, Ev::Resync(i)));
+        }
+    }
     out.sort();
     out
 }
@@ -344,6 +365,11 @@ struct Shadow<'a> {
     /// The event just taken was a wake-up of a followed task, at this time.
     last_was_wake: Option<u64>,
     report: ShadowReport,
+    rounds: Vec<Vec<KernelPosition>>,
+    /// Per followed task: when the shadow last placed it (woke it or queued it new), and when
+    /// its virtual runtime last moved (placed, or switched out after a run).
+    placed_at: Vec<u64>,
+    moved_at: Vec<u64>,
 }
 
 /// How the kernel answered a decision at some instant.
@@ -381,6 +407,7 @@ impl Shadow<'_> {
         if self.opts.log.is_some_and(|(from, to)| ts >= from && ts < to) {
             let name = |t: usize| self.pid(t).to_string();
             let what = match ev {
+                Ev::Resync(_) => "the kernel's positions are read".to_string(),
                 Ev::Tick => "tick".to_string(),
                 Ev::Read(t) => format!("{} reads its clock", name(t)),
                 Ev::OtherWake => "a task not followed wakes here".to_string(),
@@ -418,6 +445,7 @@ impl Shadow<'_> {
                 }
                 self.fair.put_prev(self.opts.cpu);
             }
+            Ev::Resync(round) => self.resync(ts, round),
             Ev::Tick => self.update(ts, Moment::Tick),
             Ev::Read(task) => {
                 if self.running.is_some_and(|(r, _)| r == task) {
@@ -433,6 +461,8 @@ impl Shadow<'_> {
         if self.fair.on_queue(t) && !self.fair.is_delayed(t) {
             return;
         }
+        self.placed_at[task] = ts;
+        self.moved_at[task] = ts;
         let why = if new && !self.seen[task] { EnqueueReason::New } else { EnqueueReason::Woken };
         self.seen[task] = true;
         let view = self.view(task);
@@ -447,6 +477,36 @@ impl Shadow<'_> {
             && self.schedule_switches(running, ts, EnqueueReason::Preempted);
         let answer = self.kernel_answer(running, ts, Some(task));
         self.decide(ts, Moment::Wake, Some(task), rules, answer);
+    }
+
+    /// The end of a round of the kernel's readings: the followed tasks waiting on the queue whose
+    /// virtual runtime has not moved since they were read (not run, not placed) are compared
+    /// by `se.vruntime` against the shadow's ([`kernel_positions`]) and moved to where the kernel
+    /// had them against each other. A running task is left out: its reading is as of its last
+    /// update, and the shadow's charges since cannot be lined up with it to the µs.
+    fn resync(&mut self, ts: u64, round: usize) {
+        let mut tasks: Vec<TaskId> = Vec::new();
+        let mut compared: Vec<Compared> = Vec::new();
+        for r in &self.rounds[round] {
+            let Some(i) = self.opts.pids.iter().position(|&p| p == r.pid) else { continue };
+            let t = i as TaskId;
+            let running = self.running.is_some_and(|(x, _)| x == i);
+            if running || !self.fair.on_queue(t) || self.fair.is_stopped(t) || self.moved_at[i] > r.at {
+                continue;
+            }
+            let e = self.fair.e(t);
+            tasks.push(t);
+            compared.push(Compared { weight: e.load.weight, kernel: r.vruntime, shadow: e.vruntime });
+        }
+        if compared.len() < 2 {
+            return;
+        }
+        for (t, dv) in tasks.into_iter().zip(kernel_positions::shifts(&compared)) {
+            self.fair.shift_vruntime(t, dv);
+            self.report.resync_moved_ns += dv.unsigned_abs();
+        }
+        self.report.resyncs += 1;
+        let _ = ts;
     }
 
     /// A tick or a clock read of the running task: `update_curr()`.
@@ -563,6 +623,7 @@ impl Shadow<'_> {
             return;
         }
         self.running = None;
+        self.moved_at[task] = ts;
         let t = task as TaskId;
         self.fair.charge(t, self.at(ts));
         if exited {
@@ -582,6 +643,8 @@ impl Shadow<'_> {
             self.report.repaired += usize::from(self.seen[task]);
             self.seen[task] = true;
             if self.fair.is_delayed(t) || !self.fair.on_queue(t) {
+                self.placed_at[task] = ts;
+                self.moved_at[task] = ts;
                 let view = self.view(task);
                 self.fair.enqueue(&view, EnqueueReason::Woken, self.at(ts));
             }

@@ -216,8 +216,11 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
                 } else {
                     meta.set_affinity(tid, cpus);
                 }
+                // Timed before the read: a reading is then where the thread was at that time or
+                // later, and the shadow takes it only if the thread has not moved since.
+                let at = monotonic_ns();
                 if let Some(sig) = sched_signals::read(tid) {
-                    signals.entry(tid).or_default().push((monotonic_ns(), sig));
+                    signals.entry(tid).or_default().push((at, sig));
                 }
             }
         }

@@ -100,6 +100,9 @@ pub struct CaseRun {
     pub live: Timeline,
     #[serde(skip)]
     pub trace_text: String,
+    /// The kernel's places for the case's threads, read beside the trace (the shadow's).
+    #[serde(skip)]
+    pub kernel_positions: Vec<schedlab_trace::kernel_positions::KernelPosition>,
     #[serde(skip)]
     pub release_ns: u64,
 }
@@ -336,10 +339,11 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             timeline: sim,
         });
     }
+    let kernel_positions = super::shadow::positions(&r.run.signals);
     let shadow = models.iter().find(|m| m.label == "linux").and_then(|m| {
         let spec = replay::spec_for(&r.replay, m);
         let pids: Vec<Pid> = r.pids.iter().copied().collect();
-        super::shadow::count(&r.live_on_case, &pids, r.replay.tick_phase, (start, r.opts.end), &spec)
+        super::shadow::count(&r.live_on_case, &pids, r.replay.tick_phase, (start, r.opts.end), &spec, &kernel_positions)
     });
     Ok(CaseRun {
         case: case.name.to_string(),
@@ -360,5 +364,6 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         live: r.live_on_case,
         trace_text: r.run.text,
         release_ns: r.run.release_ns,
+        kernel_positions,
     })
 }

@@ -161,6 +161,7 @@ mod tests {
             util_avg: load / 4,
             util_est: None,
             nr_migrations: migrations,
+            vruntime_ns: None,
         }
     }
 

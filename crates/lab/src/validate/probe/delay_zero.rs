@@ -182,7 +182,8 @@ pub fn judge(recorded: Recorded, linux: &Model) -> Result<DelayZeroProbe> {
     let pids: Vec<schedlab_trace::Pid> = run.models[0].comparison.tasks.iter().map(|t| t.pid).collect();
     let window = (run.release_ns + run.window_ns.0, run.release_ns + run.window_ns.1);
     // With it on, the shadow is the one every run gets (`CaseRun::shadow`, the first `linux` model).
-    let (shadow_on, shadow_off) = (run.shadow, shadow::count(&run.live, &pids, run.tick_phase, window, &off.spec));
+    let (shadow_on, shadow_off) =
+        (run.shadow, shadow::count(&run.live, &pids, run.tick_phase, window, &off.spec, &run.kernel_positions));
     // The sleeper's comparison under each model: `a` is the live side (the same in both), `b`
     // the replay.
     let sleeper = |i: usize| run.models[i].comparison.tasks.iter().find(|t| t.name == "sleeper");
@@ -238,7 +239,7 @@ mod tests {
     }
 
     fn counted(decisions: usize, wrong: usize) -> ShadowCount {
-        ShadowCount { tasks: 2, decisions, wrong, near_ties: 0, picks: decisions, picks_differ: 0 }
+        ShadowCount { tasks: 2, decisions, wrong, near_ties: 0, picks: decisions, picks_differ: 0, resyncs: 0 }
     }
 
     #[test]

@@ -414,6 +414,33 @@ impl FairRq {
         }
     }
 
+    /// Move `t`'s virtual runtime, and its deadline and protection with it, by `dv` — where its
+    /// placements should have put it: `trace shadow` sets a followed task's position to the
+    /// kernel's, read from `/proc/<tid>/sched`. Only an entity on the queue (waiting, delayed,
+    /// running or held) moves; the average moves with it.
+    pub fn shift_vruntime(&mut self, t: TaskId, dv: i64) {
+        let e = *self.e(t);
+        if dv == 0 || !matches!(e.state, State::Queued | State::Running | State::Held) {
+            return;
+        }
+        let in_timeline = e.state == State::Queued;
+        if in_timeline {
+            self.tree.remove(t);
+        }
+        self.sums.sub(e.load.weight, e.vruntime);
+        let e = self.se.get_mut(t);
+        e.vruntime += dv;
+        if !e.rel_deadline {
+            e.deadline += dv;
+        }
+        e.vprot += dv;
+        let (w, v, d) = (e.load.weight, e.vruntime, e.deadline);
+        self.sums.add(w, v);
+        if in_timeline {
+            self.tree.insert(t, d, v);
+        }
+    }
+
     /// `clear_buddies()`: `t` is no longer the next buddy.
     fn clear_buddy(&mut self, t: TaskId) {
         if self.next_buddy == Some(t) {

@@ -515,3 +515,25 @@ fn the_engine_charges_a_deferred_preemptions_delay_to_the_wakee() {
     assert_eq!(a_after_b_woke(0), (11_100_000, 11_100_000));
     assert_eq!(a_after_b_woke(MS / 2), (11_600_000, 11_100_000), "A ran the delay and was not charged for it");
 }
+
+#[test]
+fn shifting_two_waiting_tasks_by_opposite_amounts_keeps_v_and_reorders_the_pick() {
+    // A, B, C nice 0, new at 0: v = 0, d = 700_000 each. A runs to 300 µs: vA = 300_000,
+    // V = (300_000 + 0 + 0) / 3 = 100_000.
+    let mut rq = FairRq::new(Features::default());
+    for i in 0..3 {
+        rq.enqueue(&v(i), Why::New, 0);
+    }
+    assert_eq!(pick(&mut rq, 0).0, 0);
+    run(&mut rq, 0, 300_000);
+    assert_eq!(rq.avg_vruntime(), 100_000);
+    // B 50 µs later, C 50 µs earlier (the shadow setting them to the kernel's places): V stays,
+    // each deadline moves with its vruntime, and C's (650_000) is now the earliest eligible.
+    rq.shift_vruntime(1, 50_000);
+    rq.shift_vruntime(2, -50_000);
+    assert_eq!(rq.avg_vruntime(), 100_000);
+    assert_eq!((rq.e(1).vruntime, rq.e(1).deadline), (50_000, 750_000));
+    assert_eq!((rq.e(2).vruntime, rq.e(2).deadline), (-50_000, 650_000));
+    rq.enqueue(&v(0), Why::Preempted, 300_000);
+    assert_eq!(pick(&mut rq, 300_000).0, 2);
+}

@@ -1,0 +1,98 @@
+//! The kernel's own placing of fair tasks, read beside a trace, for the shadow
+//! ([`crate::shadow`]) to set its state right by.
+//!
+//! The shadow carries each task's lag from run to run as the rules say, from the trace's switch
+//! and wake-up times. Those are printed to the µs, and the lags are that sensitive: on a pipe
+//! ping-pong pair beside a hog (a switch every 50 µs) a bias of a tenth of a µs per switch moves
+//! the pair's lags against the hog's by a quarter of a millisecond a second, and a start at lag 0
+//! is tens of µs to milliseconds off the kernel's. `/proc/<tid>/sched` gives what the kernel has:
+//! `se.vruntime` as of the task's last update, which for a task waiting on the queue (neither
+//! running nor placed since it was read) is where it still is. Two or more such tasks read in one
+//! round say where the kernel has them against each other, and [`shifts`] says how far to move
+//! each in the shadow so that its places agree, with the queue's average left where it is.
+
+use crate::event::Pid;
+
+/// One reading of one task: when (trace ns, taken after the read) and its `se.vruntime` (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelPosition {
+    pub at: u64,
+    pub pid: Pid,
+    pub vruntime: i64,
+}
+
+/// Readings taken within this of each other are one round (a reader goes through the tasks one
+/// file after the other; a round takes tens of µs).
+pub const ROUND_GAP_NS: u64 = 1_000_000;
+
+/// The readings in rounds, each in time order: a new round where the next reading comes more
+/// than [`ROUND_GAP_NS`] after the last.
+pub fn rounds(readings: &[KernelPosition]) -> Vec<Vec<KernelPosition>> {
+    let mut sorted = readings.to_vec();
+    sorted.sort_by_key(|r| (r.at, r.pid));
+    let mut out: Vec<Vec<KernelPosition>> = Vec::new();
+    for r in sorted {
+        match out.last_mut() {
+            Some(round) if r.at <= round.last().map_or(0, |l| l.at) + ROUND_GAP_NS => round.push(r),
+            _ => out.push(vec![r]),
+        }
+    }
+    out
+}
+
+/// One task of a round, as both sides have it: its weight and its virtual runtime in the
+/// kernel and in the shadow (each in its own frame: only differences between tasks count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compared {
+    pub weight: u32,
+    pub kernel: i64,
+    pub shadow: i64,
+}
+
+/// How far to move each task's virtual runtime in the shadow so that every kernel − shadow
+/// difference is the same — their weighted mean, so the weighted sum of the moves is zero and
+/// the average `V` of a queue that holds all of them stays. Fewer than two tasks: nothing to
+/// compare, no moves.
+pub fn shifts(tasks: &[Compared]) -> Vec<i64> {
+    if tasks.len() < 2 {
+        return vec![0; tasks.len()];
+    }
+    let offsets: Vec<i128> = tasks.iter().map(|t| t.kernel as i128 - t.shadow as i128).collect();
+    let w: i128 = tasks.iter().map(|t| t.weight as i128).sum();
+    let mean = tasks.iter().zip(&offsets).map(|(t, o)| t.weight as i128 * o).sum::<i128>() / w.max(1);
+    offsets.iter().map(|o| (o - mean) as i64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(at: u64, pid: Pid) -> KernelPosition {
+        KernelPosition { at, pid, vruntime: 0 }
+    }
+
+    #[test]
+    fn readings_within_a_millisecond_of_the_last_are_one_round() {
+        let r = rounds(&[at(50_000_000, 2), at(50_000_040, 3), at(100_000_000, 2), at(50_000_020, 1)]);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].iter().map(|r| r.pid).collect::<Vec<_>>(), vec![2, 1, 3]);
+        assert_eq!(r[1].len(), 1);
+    }
+
+    #[test]
+    fn the_moves_make_every_offset_the_weighted_mean_and_sum_to_zero_by_weight() {
+        // A hog (nice 0) 1000 ahead in the kernel's frame and two threads 700 and 1300 ahead: the
+        // mean is 1000.
+        let c = |kernel, shadow| Compared { weight: 1024, kernel, shadow };
+        assert_eq!(shifts(&[c(5_000, 4_000), c(2_700, 2_000), c(9_300, 8_000)]), vec![0, -300, 300]);
+        // Weights 3121 and 1024: offsets 0 and 4145 → mean 1024, moves −1024 and 3121.
+        let s = shifts(&[
+            Compared { weight: 3121, kernel: 10, shadow: 10 },
+            Compared { weight: 1024, kernel: 4_155, shadow: 10 },
+        ]);
+        assert_eq!(s, vec![-1024, 3121]);
+        assert_eq!(3121 * s[0] + 1024 * s[1], 0);
+        // One task alone: nothing to compare it with.
+        assert_eq!(shifts(&[c(5, 1)]), vec![0]);
+    }
+}
