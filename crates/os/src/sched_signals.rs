@@ -4,7 +4,8 @@
 //! wake-up placement decide from; `schedlab validate` sets them beside the model's. The values
 //! are as the kernel last updated them (at the thread's last enqueue, dequeue, switch or tick),
 //! not decayed to the moment of reading. With them, the fair class's place for the thread,
-//! `se.vruntime` as of the same last update, which the trace shadow sets its lags right by.
+//! `se.vruntime` as of its last update (`se.exec_start`, on the run queue's task clock), which
+//! the trace shadow sets its lags right by.
 
 use std::fs;
 
@@ -17,8 +18,9 @@ pub struct SchedSignals {
     /// None on kernels without `util_est` in this file.
     pub util_est: Option<u64>,
     pub nr_migrations: u64,
-    /// `se.vruntime`, ns (None where the file lacks it).
+    /// `se.vruntime` and `se.exec_start`, ns (None where the file lacks them).
     pub vruntime_ns: Option<i64>,
+    pub exec_start_ns: Option<i64>,
 }
 
 /// Read thread `tid`'s signals; None when it is gone or the kernel prints no load averages.
@@ -41,6 +43,7 @@ pub fn parse(text: &str) -> Option<SchedSignals> {
         util_est: field("se.avg.util_est"),
         nr_migrations: field("se.nr_migrations")?,
         vruntime_ns: exact_ns(text, "se.vruntime"),
+        exec_start_ns: exact_ns(text, "se.exec_start"),
     })
 }
 
@@ -88,6 +91,7 @@ mod tests {
                 util_est: Some(245),
                 nr_migrations: 3,
                 vruntime_ns: Some(463_353_649_188),
+                exec_start_ns: Some(30_211_427_854_519),
             }
         );
         assert_eq!(parse("policy : 0\n"), None);

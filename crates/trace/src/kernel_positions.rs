@@ -7,18 +7,31 @@
 //! the pair's lags against the hog's by a quarter of a millisecond a second, and a start at lag 0
 //! is tens of µs to milliseconds off the kernel's. `/proc/<tid>/sched` gives what the kernel has:
 //! `se.vruntime` as of the task's last update, which for a task waiting on the queue (neither
-//! running nor placed since it was read) is where it still is. Two or more such tasks read in one
-//! round say where the kernel has them against each other, and [`shifts`] says how far to move
-//! each in the shadow so that its places agree, with the queue's average left where it is.
+//! running nor placed since it was read) is where it still is, and for the running task is where
+//! it was at `se.exec_start` — a time on the run queue's task clock, which a waiting task's last
+//! switch-out lines up with the trace's. The tasks read in one round then say where the kernel
+//! has them against each other, and [`shifts`] says how far to move each in the shadow so that
+//! its places agree, with the queue's average left where it is.
 
 use crate::event::Pid;
 
-/// One reading of one task: when (trace ns, taken after the read) and its `se.vruntime` (ns).
+/// One reading of one task: when (trace ns, taken before the read), its `se.vruntime` and the
+/// time of the update that set it, `se.exec_start` (ns on the run queue's task clock, which runs
+/// behind the trace's clock by the interrupt time so far: [`clock_offset`] lines them up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelPosition {
     pub at: u64,
     pub pid: Pid,
     pub vruntime: i64,
+    pub exec_start: i64,
+}
+
+/// The task clock's offset from the trace's (task clock − trace ns) in a round, from a task the
+/// trace shows switched out last at `left_at` and not run since: the kernel's last update of it
+/// was that switch (its charge ends a µs or so before the traced switch, within the µs the trace
+/// prints).
+pub fn clock_offset(reading: &KernelPosition, left_at: u64) -> i64 {
+    reading.exec_start - left_at as i64
 }
 
 /// Readings taken within this of each other are one round (a reader goes through the tasks one
@@ -68,7 +81,7 @@ mod tests {
     use super::*;
 
     fn at(at: u64, pid: Pid) -> KernelPosition {
-        KernelPosition { at, pid, vruntime: 0 }
+        KernelPosition { at, pid, vruntime: 0, exec_start: 0 }
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub const NEAR_TIE_NS: u64 = 50_000;
 /// A decision took effect when the switch it asks for came within this.
 pub const DECISION_WINDOW_NS: u64 = 100_000;
 
+/// How far after a round's time (taken before its reads) the running task's last update may be.
+const ROUND_SLACK_NS: i64 = 100_000;
+
 /// What to follow.
 #[derive(Debug, Clone)]
 pub struct ShadowOptions {
@@ -277,6 +280,7 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
         rounds: kernel_positions::rounds(&opts.kernel_positions),
         placed_at: vec![0; opts.pids.len()],
         moved_at: vec![0; opts.pids.len()],
+        left_at: vec![None; opts.pids.len()],
     };
     s.fair.set_tick(opts.tick.map(|t| t.tick_ns));
     for &(ts, ev) in &events {
@@ -370,6 +374,8 @@ struct Shadow<'a> {
     /// its virtual runtime last moved (placed, or switched out after a run).
     placed_at: Vec<u64>,
     moved_at: Vec<u64>,
+    /// Per followed task: when it was last switched out (the kernel's last update of it).
+    left_at: Vec<Option<u64>>,
 }
 
 /// How the kernel answered a decision at some instant.
@@ -480,23 +486,47 @@ impl Shadow<'_> {
     }
 
     /// The end of a round of the kernel's readings: the followed tasks waiting on the queue whose
-    /// virtual runtime has not moved since they were read (not run, not placed) are compared
-    /// by `se.vruntime` against the shadow's ([`kernel_positions`]) and moved to where the kernel
-    /// had them against each other. A running task is left out: its reading is as of its last
-    /// update, and the shadow's charges since cannot be lined up with it to the µs.
+    /// virtual runtime has not moved since they were read (not run, not placed), and the running
+    /// one where a waiting one lines its `se.exec_start` up with the trace, are compared by
+    /// `se.vruntime` against the shadow's ([`kernel_positions`]) and moved to where the kernel
+    /// had them against each other.
     fn resync(&mut self, ts: u64, round: usize) {
         let mut tasks: Vec<TaskId> = Vec::new();
         let mut compared: Vec<Compared> = Vec::new();
+        let mut offset: Option<i64> = None;
+        let mut running_read: Option<(usize, KernelPosition)> = None;
         for r in &self.rounds[round] {
             let Some(i) = self.opts.pids.iter().position(|&p| p == r.pid) else { continue };
             let t = i as TaskId;
-            let running = self.running.is_some_and(|(x, _)| x == i);
-            if running || !self.fair.on_queue(t) || self.fair.is_stopped(t) || self.moved_at[i] > r.at {
+            if let Some((x, since)) = self.running.filter(|&(x, _)| x == i) {
+                if since <= r.at {
+                    running_read = Some((x, *r));
+                }
                 continue;
+            }
+            if !self.fair.on_queue(t) || self.fair.is_stopped(t) || self.moved_at[i] > r.at {
+                continue;
+            }
+            if let Some(left) = self.left_at[i].filter(|_| offset.is_none()) {
+                offset = Some(kernel_positions::clock_offset(r, left));
             }
             let e = self.fair.e(t);
             tasks.push(t);
             compared.push(Compared { weight: e.load.weight, kernel: r.vruntime, shadow: e.vruntime });
+        }
+        if let (Some((i, r)), Some(offset), Some((_, since))) = (running_read, offset, self.running) {
+            // The kernel's last update of the running task, on the trace's clock: within this
+            // run, the shadow's vruntime then is today's less what it ran since (or plus, by the
+            // µs the read came after the round's time).
+            let updated = r.exec_start - offset;
+            if updated >= since as i64 && updated <= ts as i64 + ROUND_SLACK_NS {
+                let t = i as TaskId;
+                let (now, load) = (self.fair.vruntime_at(t, self.at(ts)), self.fair.e(t).load);
+                let ran = load.vdelta((ts as i64 - updated).unsigned_abs()) as i64;
+                let then = if updated <= ts as i64 { now - ran } else { now + ran };
+                tasks.push(t);
+                compared.push(Compared { weight: load.weight, kernel: r.vruntime, shadow: then });
+            }
         }
         if compared.len() < 2 {
             return;
@@ -506,7 +536,6 @@ impl Shadow<'_> {
             self.report.resync_moved_ns += dv.unsigned_abs();
         }
         self.report.resyncs += 1;
-        let _ = ts;
     }
 
     /// A tick or a clock read of the running task: `update_curr()`.
@@ -624,6 +653,7 @@ impl Shadow<'_> {
         }
         self.running = None;
         self.moved_at[task] = ts;
+        self.left_at[task] = Some(ts);
         let t = task as TaskId;
         self.fair.charge(t, self.at(ts));
         if exited {

@@ -36,7 +36,9 @@ pub fn positions(readings: &BTreeMap<i32, Vec<(u64, SchedSignals)>>) -> Vec<Kern
     readings
         .iter()
         .flat_map(|(&pid, rs)| {
-            rs.iter().filter_map(move |&(at, s)| Some(KernelPosition { at, pid, vruntime: s.vruntime_ns? }))
+            rs.iter().filter_map(move |&(at, s)| {
+                Some(KernelPosition { at, pid, vruntime: s.vruntime_ns?, exec_start: s.exec_start_ns? })
+            })
         })
         .collect()
 }

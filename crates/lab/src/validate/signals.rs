@@ -162,6 +162,7 @@ mod tests {
             util_est: None,
             nr_migrations: migrations,
             vruntime_ns: None,
+            exec_start_ns: None,
         }
     }
 

@@ -414,6 +414,17 @@ impl FairRq {
         }
     }
 
+    /// `t`'s virtual runtime at `now`: a running entity's with what it has run since its last
+    /// update, without updating it (a reader of the queue is not `update_curr()`).
+    pub fn vruntime_at(&self, t: TaskId, now: Time) -> i64 {
+        let e = self.e(t);
+        if e.state == State::Running && now > e.exec_start {
+            e.vruntime + e.load.vdelta(now - e.exec_start) as i64
+        } else {
+            e.vruntime
+        }
+    }
+
     /// Move `t`'s virtual runtime, and its deadline and protection with it, by `dv` — where its
     /// placements should have put it: `trace shadow` sets a followed task's position to the
     /// kernel's, read from `/proc/<tid>/sched`. Only an entity on the queue (waiting, delayed,
