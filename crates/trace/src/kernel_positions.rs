@@ -34,6 +34,44 @@ pub fn clock_offset(reading: &KernelPosition, left_at: u64) -> i64 {
     reading.exec_start - left_at as i64
 }
 
+/// The first line of a positions file ([`to_text`], [`parse_text`]).
+pub const HEADER: &str = "# schedlab kernel positions: trace_ns tid se.vruntime_ns se.exec_start_ns";
+
+/// Readings as text, one per line after [`HEADER`]: what `validate` saves beside each trace
+/// and `trace shadow --positions` reads.
+pub fn to_text(readings: &[KernelPosition]) -> String {
+    let mut out = String::from(HEADER);
+    out.push('\n');
+    for r in readings {
+        out.push_str(&format!("{} {} {} {}\n", r.at, r.pid, r.vruntime, r.exec_start));
+    }
+    out
+}
+
+/// Readings from [`to_text`]'s lines (`#` lines and blank ones skipped); the first line that is
+/// not four integers is an error naming it.
+pub fn parse_text(text: &str) -> Result<Vec<KernelPosition>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let bad = || format!("line {}: expected `trace_ns tid vruntime_ns exec_start_ns`, got `{line}`", n + 1);
+        if f.len() != 4 {
+            return Err(bad());
+        }
+        out.push(KernelPosition {
+            at: f[0].parse().map_err(|_| bad())?,
+            pid: f[1].parse().map_err(|_| bad())?,
+            vruntime: f[2].parse().map_err(|_| bad())?,
+            exec_start: f[3].parse().map_err(|_| bad())?,
+        });
+    }
+    Ok(out)
+}
+
 /// Readings taken within this of each other are one round (a reader goes through the tasks one
 /// file after the other; a round takes tens of µs).
 pub const ROUND_GAP_NS: u64 = 1_000_000;
@@ -82,6 +120,14 @@ mod tests {
 
     fn at(at: u64, pid: Pid) -> KernelPosition {
         KernelPosition { at, pid, vruntime: 0, exec_start: 0 }
+    }
+
+    #[test]
+    fn positions_survive_their_text_and_a_bad_line_is_named() {
+        let r = vec![KernelPosition { at: 5, pid: 42, vruntime: -7, exec_start: 9 }, at(6, 43)];
+        assert_eq!(parse_text(&to_text(&r)), Ok(r));
+        let e = parse_text("# x\n1 2 3 4\n1 2 three 4\n").unwrap_err();
+        assert!(e.starts_with("line 3:"), "{e}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! as the kernel did far more often.
 
 use schedlab_sim::policies::eevdf::Features;
-use schedlab_trace::kernel_positions::KernelPosition;
+use schedlab_trace::kernel_positions::{self, KernelPosition};
 use schedlab_trace::shadow::{shadow, ShadowOptions, ShadowReport};
 use schedlab_trace::{tick_phase, Timeline};
 use std::io::Read;
@@ -26,27 +26,10 @@ fn timeline() -> Timeline {
     Timeline::from_text(&text, None).0
 }
 
-/// A time the kernel prints as ms with six decimals, in ns.
-fn ns_of_ms(text: &str) -> i64 {
-    let (ms, frac) = text.split_once('.').unwrap();
-    ms.parse::<i64>().unwrap() * 1_000_000 + format!("{frac:0<6}").parse::<i64>().unwrap()
-}
-
 fn positions() -> Vec<KernelPosition> {
     let path = fixture("pingpong-hog-positions.txt");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            KernelPosition {
-                at: f[0].parse().unwrap(),
-                pid: f[1].parse().unwrap(),
-                vruntime: ns_of_ms(f[2]),
-                exec_start: ns_of_ms(f[3]),
-            }
-        })
-        .collect()
+    kernel_positions::parse_text(&text).unwrap()
 }
 
 fn follow(tl: &Timeline, kernel_positions: Vec<KernelPosition>) -> ShadowReport {

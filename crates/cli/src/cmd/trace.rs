@@ -67,8 +67,11 @@ Examples:
 
 The tasks must be fair tasks that ran on one CPU only (pin them). Other tasks on that CPU are
 taken as time the CPU was away: the followed task they displaced goes back to the queue. Every
-task starts at lag 0, since a trace does not say the kernel's: a task that never blocks keeps the
-offset that leaves for the whole trace, and its decisions are judged from that start.")]
+task starts at lag 0, since a trace does not say the kernel's, and the trace's µs times let a
+fast pair's lags drift from the kernel's; `--positions` takes the kernel's own places, read from
+/proc/<tid>/sched beside the trace (`validate` saves them as positions_<case>.txt), and sets the
+shadow's to them at each round of readings:
+  schedlab trace shadow <run>/trace_pingpong-hog.txt --tasks pingpong,pong,hog --positions <run>/positions_pingpong-hog.txt")]
 struct ShadowArgs {
     /// The trace file.
     trace: PathBuf,
@@ -114,6 +117,12 @@ struct ShadowArgs {
     /// run-queue clock stands still from a pre-empting wake-up to the switch).
     #[arg(long)]
     no_clock_skip: bool,
+    /// The kernel's places for the tasks, read beside the trace: a positions file (`# schedlab
+    /// kernel positions` and a line `trace_ns tid se.vruntime_ns se.exec_start_ns` per reading)
+    /// such as `validate` saves. At the end of each round of readings the shadow sets the tasks'
+    /// places against each other to the kernel's.
+    #[arg(long, value_name = "FILE")]
+    positions: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -262,6 +271,7 @@ pub fn run(args: Args) -> Result<()> {
                 show: a.show,
                 log_ms: a.log_ms,
                 clock_skip: !a.no_clock_skip,
+                positions: a.positions,
             };
             output::emit(shadow::shadow_file(&req)?, &a.output, &host)?;
         }

@@ -6,6 +6,7 @@
 use anyhow::{bail, Context, Result};
 use schedlab_report::section::{DataFile, Section, Table};
 use schedlab_sim::policies::eevdf;
+use schedlab_trace::kernel_positions;
 use schedlab_trace::shadow::{self, Decision, ShadowOptions};
 use schedlab_trace::{Format, Pid, Timeline, TraceMeta};
 use serde_json::json;
@@ -36,6 +37,9 @@ pub struct ShadowRequest {
     pub log_ms: Option<(f64, f64)>,
     /// [`ShadowOptions::clock_skip`].
     pub clock_skip: bool,
+    /// The kernel's positions read beside the trace ([`ShadowOptions::kernel_positions`]): a
+    /// file `validate` saves as `positions_<case>.txt`.
+    pub positions: Option<PathBuf>,
 }
 
 /// Run the shadow; the section's file `shadow.json` has every decision.
@@ -67,12 +71,20 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
     };
     let from = tl.start + (req.from_ms * 1e6) as u64;
     let to = req.to_ms.map_or(u64::MAX, |ms| tl.start + (ms * 1e6) as u64);
+    let kernel_positions = match &req.positions {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            kernel_positions::parse_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+        }
+        None => Vec::new(),
+    };
     let opts = ShadowOptions {
         from,
         to,
         window_ns: req.window_us * 1_000,
         log: req.log_ms.map(|(a, b)| (tl.start + (a * 1e6) as u64, tl.start + (b * 1e6) as u64)),
         clock_skip: req.clock_skip,
+        kernel_positions,
         ..ShadowOptions::new(cpu, pids.clone(), features, tick)
     };
     let report = shadow::shadow(&tl, &opts)?;
@@ -85,7 +97,7 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         "{}: {} lines, {} events ({} lost). Followed {} on CPU {cpu} under {}{}. {} decisions judged, {} wrong; \
          {} of {} switch-ins picked another task by the rules; {} unclear (the running task blocked within the \
          window, or another task took the CPU); {} wake-ups onto a CPU running no followed task; {} switch-ins \
-         without a wake-up the trace showed.",
+         without a wake-up the trace showed.{}",
         req.trace.display(),
         stats.lines,
         stats.events,
@@ -107,6 +119,16 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         report.unclear,
         report.wakes_not_contested,
         report.repaired,
+        match &req.positions {
+            Some(p) => format!(
+                " Places set to the kernel's at {} rounds of {} ({} readings; moved {:.1} µs of virtual time in all).",
+                report.resyncs,
+                p.display(),
+                opts.kernel_positions.len(),
+                report.resync_moved_ns as f64 / 1e3
+            ),
+            None => " Every task started at lag 0, the shadow's places its own (no --positions).".to_string(),
+        },
     );
     let mut by = Table::new("Decisions by kind", &["decisions"]);
     for line in shadow::tally(&report, &names) {
@@ -183,6 +205,9 @@ pub fn shadow_file(req: &ShadowRequest) -> Result<Section> {
         "picks": report.picks,
         "picks_differ": report.picks_differ.len(),
         "unclear": report.unclear,
+        "positions_read": opts.kernel_positions.len(),
+        "places_set": report.resyncs,
+        "places_moved_ns": report.resync_moved_ns,
     });
     Ok(s)
 }

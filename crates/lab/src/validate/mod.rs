@@ -211,6 +211,10 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
         if let Some(first) = of_case.first() {
             s.figures.push(figure::stacked(first));
             s.files.push(DataFile::text(format!("trace_{}.txt", case.name), first.trace_text.clone()));
+            if !first.kernel_positions.is_empty() {
+                let text = schedlab_trace::kernel_positions::to_text(&first.kernel_positions);
+                s.files.push(DataFile::text(format!("positions_{}.txt", case.name), text));
+            }
         }
     }
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
