@@ -22,8 +22,24 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-/// How often the controller looks at its tasks while they run.
+/// How often the controller looks at its tasks while they run: seldom where it shares their
+/// CPUs (each of its wake-ups is a task the trace shows beside theirs), more often where every
+/// task is pinned and a CPU is left to it — each reading of `/proc/<tid>/sched` is a place
+/// the trace shadow sets its lags to, and between two of them a fast pair's drift by some µs.
 const POLL_NS: u64 = 50_000_000;
+const POLL_SPARE_CPU_NS: u64 = 10_000_000;
+
+/// The controller's polling period for `tasks`: [`POLL_SPARE_CPU_NS`] when they are all pinned
+/// and it may run on a CPU none of them is pinned to, else [`POLL_NS`].
+fn poll_ns(tasks: &[LiveTask], controller_cpus: &[usize]) -> u64 {
+    let pinned = pinned_cpus(tasks);
+    let all_pinned = tasks.iter().all(|t| t.cpus.is_some());
+    if all_pinned && controller_cpus.iter().any(|c| !pinned.contains(c)) {
+        POLL_SPARE_CPU_NS
+    } else {
+        POLL_NS
+    }
+}
 
 /// How long a task may take to start up and stop itself.
 const STARTUP_LIMIT: Duration = Duration::from_secs(30);
@@ -197,6 +213,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
             children[i].release()?;
         }
     }
+    let poll = poll_ns(tasks, &schedlab_os::affinity::allowed_cpus().unwrap_or_default());
     let mut last = 0;
     let mut signals: BTreeMap<i32, Vec<(u64, SchedSignals)>> = BTreeMap::new();
     while monotonic_ns() < end_ns && !schedlab_os::signals::stop_requested() {
@@ -226,7 +243,7 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
         }
         last = monotonic_ns();
         // Seldom: every wake-up of this controller is a task the trace shows on the case's CPUs.
-        sleep_until_ns((last + POLL_NS).min(end_ns))?;
+        sleep_until_ns((last + poll).min(end_ns))?;
     }
     let stopped_ns = monotonic_ns().max(last);
     // Before the kill, while the tasks' counts can still be read.
@@ -274,6 +291,25 @@ mod tests {
         // A task given no affinity (SCHED_DEADLINE) keeps none unless it pinned itself.
         let all: Vec<usize> = (0..schedlab_os::affinity::online_cpus()).collect();
         assert_eq!(narrowed(None, Some(all)), None);
+    }
+
+    #[test]
+    fn the_controller_polls_often_only_with_a_cpu_of_its_own() {
+        let task = |cpus: Option<Vec<usize>>| LiveTask {
+            name: "t".into(),
+            argv: vec![],
+            sched: SchedParams::other_nice(0),
+            cpus,
+            arrival_ns: 0,
+            stopped_start: true,
+        };
+        // Every task on CPU 1, the controller free to use CPU 0: often.
+        assert_eq!(poll_ns(&[task(Some(vec![1])), task(Some(vec![1]))], &[0, 1]), POLL_SPARE_CPU_NS);
+        // The tasks on both CPUs, or one of them unpinned (SCHED_DEADLINE): seldom.
+        assert_eq!(poll_ns(&[task(Some(vec![0])), task(Some(vec![1]))], &[0, 1]), POLL_NS);
+        assert_eq!(poll_ns(&[task(Some(vec![1])), task(None)], &[0, 1]), POLL_NS);
+        // The controller itself confined to the tasks' CPU: seldom.
+        assert_eq!(poll_ns(&[task(Some(vec![1]))], &[1]), POLL_NS);
     }
 
     #[test]

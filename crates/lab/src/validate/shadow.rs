@@ -129,10 +129,11 @@ pub fn table(runs: &[CaseRun]) -> Option<Table> {
         "The `linux` model's run queue kept beside each run's fair tasks and driven by what the kernel did \
          (schedlab trace shadow, docs/validate.md#shadow): every wake-up of one while another ran, every tick, \
          every clock read that asked to reschedule, and every switch-in, judged against the model's rules in the \
-         state they would have had. lags set: the controller's readings of the tasks' `se.vruntime` and \
-         `se.sum_exec_runtime` (/proc/<tid>/sched, every 50 ms) at which the shadow moved the tasks to where the \
-         kernel had them against each other (the trace's µs times alone let a fast pair's lags drift). near ties: wrong decisions within {} µs of the other answer (a lag, the \
-         protection left, or two deadlines that close). On two CPUs the shadow does not run (it keeps one queue).",
+         state they would have had. lags set: rounds of the controller's readings of the tasks' `se.vruntime` and \
+         `se.exec_start` (/proc/<tid>/sched, every 10 ms on one CPU) at which the shadow set the tasks' places \
+         against each other to the kernel's (the trace's µs times alone let a fast pair's lags drift); each case's \
+         first repeat's readings are saved as positions_<case>.txt for `trace shadow --positions`. near ties: \
+         wrong decisions within {} µs of the other answer (a lag, the protection left, or two deadlines that close). On two CPUs the shadow does not run (it keeps one queue).",
         NEAR_TIE_NS / 1_000
     )))
 }
