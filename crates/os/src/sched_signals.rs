@@ -30,12 +30,7 @@ pub fn read(tid: i32) -> Option<SchedSignals> {
 
 /// The signals in the text of a `/proc/<tid>/sched` file.
 pub fn parse(text: &str) -> Option<SchedSignals> {
-    let field = |key: &str| -> Option<u64> {
-        text.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.trim() == key).then(|| v.trim().parse::<f64>().ok().map(|x| x as u64)).flatten()
-        })
-    };
+    let field = |key: &str| -> Option<u64> { value(text, key)?.parse::<f64>().ok().map(|x| x as u64) };
     Some(SchedSignals {
         load_avg: field("se.avg.load_avg")?,
         runnable_avg: field("se.avg.runnable_avg")?,
@@ -47,12 +42,17 @@ pub fn parse(text: &str) -> Option<SchedSignals> {
     })
 }
 
-/// A field the kernel prints as ms with six decimals (`SPLIT_NS`), exactly, in ns.
-fn exact_ns(text: &str, key: &str) -> Option<i64> {
-    let v = text.lines().find_map(|l| {
+/// The text after `key :` on its line.
+fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         (k.trim() == key).then(|| v.trim())
-    })?;
+    })
+}
+
+/// A field the kernel prints as ms with six decimals (`SPLIT_NS`), exactly, in ns.
+fn exact_ns(text: &str, key: &str) -> Option<i64> {
+    let v = value(text, key)?;
     let (negative, v) = v.strip_prefix('-').map_or((false, v), |rest| (true, rest));
     let (ms, frac) = v.split_once('.').unwrap_or((v, "0"));
     if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {

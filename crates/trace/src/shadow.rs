@@ -263,7 +263,8 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
             Some(other) => return Err(ShadowError::NotFair { pid, class: format!("{other:?}") }),
         }
     }
-    let events = events(tl, opts);
+    let rounds = kernel_positions::rounds(&opts.kernel_positions);
+    let events = events(tl, opts, &rounds);
     let switch_ins = switch_ins(tl, opts.cpu);
     let mut s = Shadow {
         tl,
@@ -277,8 +278,7 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
         wakes: events.iter().filter(|(_, e)| matches!(e, Ev::Wake { .. })).map(|&(ts, _)| ts).collect(),
         last_was_wake: None,
         report: ShadowReport::default(),
-        rounds: kernel_positions::rounds(&opts.kernel_positions),
-        placed_at: vec![0; opts.pids.len()],
+        rounds,
         moved_at: vec![0; opts.pids.len()],
         left_at: vec![None; opts.pids.len()],
     };
@@ -290,7 +290,7 @@ pub fn shadow(tl: &Timeline, opts: &ShadowOptions) -> Result<ShadowReport, Shado
 }
 
 /// Every event of the followed tasks and the ticks, in order.
-fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
+fn events(tl: &Timeline, opts: &ShadowOptions, rounds: &[Vec<KernelPosition>]) -> Vec<(u64, Ev)> {
     let mut out = Vec::new();
     for (i, pid) in opts.pids.iter().enumerate() {
         let t = &tl.tasks[pid];
@@ -326,7 +326,7 @@ fn events(tl: &Timeline, opts: &ShadowOptions) -> Vec<(u64, Ev)> {
                 .map(|ts| (ts, Ev::Tick)),
         );
     }
-    for (i, round) in kernel_positions::rounds(&opts.kernel_positions).iter().enumerate() {
+    for (i, round) in rounds.iter().enumerate() {
         if let Some(last) = round.last().filter(|r| r.at >= tl.start && r.at < tl.end) {
             out.push((last.at, Ev::Resync(i)));
         }
@@ -370,9 +370,8 @@ struct Shadow<'a> {
     last_was_wake: Option<u64>,
     report: ShadowReport,
     rounds: Vec<Vec<KernelPosition>>,
-    /// Per followed task: when the shadow last placed it (woke it or queued it new), and when
-    /// its virtual runtime last moved (placed, or switched out after a run).
-    placed_at: Vec<u64>,
+    /// Per followed task: when its virtual runtime last moved in the shadow (placed, or switched
+    /// out after a run).
     moved_at: Vec<u64>,
     /// Per followed task: when it was last switched out (the kernel's last update of it).
     left_at: Vec<Option<u64>>,
@@ -467,7 +466,6 @@ impl Shadow<'_> {
         if self.fair.on_queue(t) && !self.fair.is_delayed(t) {
             return;
         }
-        self.placed_at[task] = ts;
         self.moved_at[task] = ts;
         let why = if new && !self.seen[task] { EnqueueReason::New } else { EnqueueReason::Woken };
         self.seen[task] = true;
@@ -673,7 +671,6 @@ impl Shadow<'_> {
             self.report.repaired += usize::from(self.seen[task]);
             self.seen[task] = true;
             if self.fair.is_delayed(t) || !self.fair.on_queue(t) {
-                self.placed_at[task] = ts;
                 self.moved_at[task] = ts;
                 let view = self.view(task);
                 self.fair.enqueue(&view, EnqueueReason::Woken, self.at(ts));

@@ -74,7 +74,7 @@ pub fn count(
     let opts = ShadowOptions {
         from: window.0,
         to: window.1,
-        kernel_positions: kernel.iter().filter(|k| fair.contains(&k.pid)).copied().collect(),
+        kernel_positions: kernel.to_vec(),
         ..ShadowOptions::new(0, fair.clone(), features, tick)
     };
     let r = shadow::shadow(live, &opts).ok()?;
@@ -133,7 +133,8 @@ pub fn table(runs: &[CaseRun]) -> Option<Table> {
          `se.exec_start` (/proc/<tid>/sched, every 10 ms on one CPU) at which the shadow set the tasks' places \
          against each other to the kernel's (the trace's µs times alone let a fast pair's lags drift); each case's \
          first repeat's readings are saved as positions_<case>.txt for `trace shadow --positions`. near ties: \
-         wrong decisions within {} µs of the other answer (a lag, the protection left, or two deadlines that close). On two CPUs the shadow does not run (it keeps one queue).",
+         wrong decisions within {} µs of the other answer (a lag, the protection left, or two deadlines that \
+         close). On two CPUs the shadow does not run (it keeps one queue).",
         NEAR_TIE_NS / 1_000
     )))
 }
