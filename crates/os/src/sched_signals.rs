@@ -7,10 +7,11 @@
 //! `se.vruntime` as of its last update (`se.exec_start`, on the run queue's task clock), which
 //! the trace shadow sets its lags right by.
 
+use serde::{Deserialize, Serialize};
 use std::fs;
 
 /// The signals of one thread at one reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedSignals {
     pub load_avg: u64,
     pub runnable_avg: u64,

@@ -90,6 +90,9 @@ impl RunDir {
                 DataFile::Text { name, text } => {
                     dir.write_text(name, text)?;
                 }
+                DataFile::Bytes { name, bytes } => {
+                    dir.write_bytes(name, bytes)?;
+                }
             }
         }
         section.results = Value::Null;
@@ -124,8 +127,16 @@ impl RunDir {
     }
 
     fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {
+        self.write_bytes(name, text.as_bytes())
+    }
+
+    /// Write `bytes` as `name` in the run directory, making the subdirectory a name holds.
+    fn write_bytes(&self, name: &str, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.path.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
         Ok(path)
     }
 }
@@ -156,6 +167,7 @@ mod tests {
         });
         s.files.push(DataFile::text("raw.txt", "raw"));
         s.files.push(DataFile::csv("rows.csv", &["k"], vec![vec!["v".into()]]));
+        s.files.push(DataFile::bytes("sub/blob.bin", vec![0, 255, 1]));
         s.verdicts.push(Verdict::seed_claim("claim", true, "detail"));
         let dir = RunDir::write(root.path(), &mut s, &prov()).unwrap();
         let doc: Value =
@@ -174,6 +186,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("table1.csv")).unwrap(), "a,b\n1,2\n");
         assert_eq!(std::fs::read_to_string(dir.path().join("rows.csv")).unwrap(), "k\nv\n");
         assert_eq!(std::fs::read_to_string(dir.path().join("raw.txt")).unwrap(), "raw");
+        assert_eq!(std::fs::read(dir.path().join("sub/blob.bin")).unwrap(), [0, 255, 1]);
         assert!(dir.path().join("f.svg").exists());
         assert_eq!(s.data, doc, "the section now carries its document");
         assert_eq!(s.results, Value::Null, "the raw results moved into the document");

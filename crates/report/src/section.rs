@@ -252,6 +252,8 @@ pub enum DataFile {
     Csv { name: String, columns: Vec<String>, rows: Vec<Vec<String>> },
     /// Any text.
     Text { name: String, text: String },
+    /// Any bytes (a compressed file). The name may hold a subdirectory (`recordings/a.json.gz`).
+    Bytes { name: String, bytes: Vec<u8> },
 }
 
 impl DataFile {
@@ -263,6 +265,11 @@ impl DataFile {
     /// A text file.
     pub fn text(name: impl Into<String>, text: impl Into<String>) -> Self {
         DataFile::Text { name: name.into(), text: text.into() }
+    }
+
+    /// A file of bytes.
+    pub fn bytes(name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        DataFile::Bytes { name: name.into(), bytes }
     }
 }
 

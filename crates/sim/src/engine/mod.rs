@@ -23,7 +23,7 @@ pub use wake_delay::{WakeDelay, WAKE_QUANTILES};
 use crate::metrics::Overall;
 use crate::policy::{CpuId, Dur, Policy, TaskId, Time};
 use crate::workload::Workload;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// How to run a simulation.
@@ -97,7 +97,7 @@ impl Default for SimConfig {
 /// running task run on that long before it is switched out (the interrupt, or the waker's return
 /// from its system call, runs in its time, and the kernel charges it to that task). Each is
 /// one value or a measured spread ([`WakeDelay`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct WakeDelays {
     /// A timer or device wake-up onto an idle CPU.
     pub idle: WakeDelay,

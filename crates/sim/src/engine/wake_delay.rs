@@ -10,7 +10,7 @@
 //! deterministic.
 
 use crate::policy::{Dur, TaskId, Time};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How many equally likely values a spread keeps.
 pub const WAKE_QUANTILES: usize = 16;
@@ -89,6 +89,32 @@ impl Serialize for WakeDelay {
     }
 }
 
+/// What [`Serialize`] writes: a number, or a median with its values (the median is derived, so
+/// it is read and dropped).
+impl<'de> Deserialize<'de> for WakeDelay {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Single(Dur),
+            Spread {
+                #[allow(dead_code)]
+                median: Dur,
+                values: [Dur; WAKE_QUANTILES],
+            },
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Single(v) => WakeDelay::from(v),
+            Form::Spread { values, .. } => {
+                if values.windows(2).any(|w| w[0] > w[1]) {
+                    return Err(serde::de::Error::custom("a wake-up delay's values must be sorted"));
+                }
+                WakeDelay { values }
+            }
+        })
+    }
+}
+
 /// SplitMix64's output function of `x`: the simulator's one hash for reproducible draws.
 pub(crate) fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -144,5 +170,18 @@ mod tests {
         let json = serde_json::to_value(d).unwrap();
         assert_eq!(json["median"], 8_000);
         assert_eq!(json["values"].as_array().unwrap().len(), WAKE_QUANTILES);
+    }
+
+    #[test]
+    fn both_forms_read_back_as_written_and_unsorted_values_are_refused() {
+        let spread = WakeDelay::spread(|q| 6_000 + (4_000.0 * q) as u64);
+        for d in [WakeDelay::from(7_000), spread] {
+            let back: WakeDelay = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+            assert_eq!(back, d);
+        }
+        let mut json = serde_json::to_value(spread).unwrap();
+        json["values"][0] = serde_json::json!(99_000);
+        let e = serde_json::from_value::<WakeDelay>(json).unwrap_err();
+        assert!(e.to_string().contains("sorted"), "{e}");
     }
 }
