@@ -7,7 +7,7 @@ use crate::output::{self, OutputArgs};
 use crate::progress::CommandProgress;
 use crate::units;
 use anyhow::Result;
-use schedlab_lab::validate::{self, cases, Params, Validate};
+use schedlab_lab::validate::{self, cases, Params, ReplayParams, Validate};
 use schedlab_lab::{Experiment, Scale};
 use schedlab_report::section::Table;
 use std::time::Duration;
@@ -30,11 +30,17 @@ spread, and the most typical replay (the medoid) is judged; a verdict says how m
 met the goal in each repeat, and whether the kernel's own repeats agreed within the goal.
 Needs root. See docs/validate.md.
 
+Every live run is kept in the run directory (recordings/: the trace, the kernel's readings
+beside it, the probes' wake-up delays). --replay DIR judges those runs again under this
+schedlab's models, without root and without running anything live: a changed model is then
+compared on the very runs the old one was judged on.
+
 Examples:
   sudo schedlab validate --quick
   sudo schedlab validate --cases nice-hogs,rr-pair --repeats 5 --for 10s
   sudo schedlab validate --json > validate.json
-  schedlab validate --list")]
+  schedlab validate --list
+  schedlab validate --replay results/validate/20261129T201303Z --cases nice-hogs-2cpu")]
 pub struct Args {
     /// Short runs: 2 repeats of 2 s per case (about a minute).
     #[arg(long, conflicts_with = "full")]
@@ -42,6 +48,10 @@ pub struct Args {
     /// Long runs: 5 repeats of 10 s per case.
     #[arg(long)]
     full: bool,
+    /// Replay the recorded runs of an earlier validate run (its run directory) instead of
+    /// running live: no root needed. --cases picks cases, --draws sets the draws.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["quick", "full", "repeats", "duration", "keep_autogroup"])]
+    replay: Option<std::path::PathBuf>,
     /// Only these cases (comma-separated; see --list).
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     cases: Vec<String>,
@@ -72,7 +82,7 @@ pub struct Args {
 impl Args {
     /// Whether the command changes the machine (and so heals what dead runs left first).
     pub fn changes_machine(&self) -> bool {
-        !self.list
+        !self.list && self.replay.is_none()
     }
 }
 
@@ -88,6 +98,15 @@ fn case_list() -> Table {
 pub fn run(a: Args) -> Result<()> {
     if a.list {
         println!("{}", schedlab_report::table::render(&case_list()));
+        return Ok(());
+    }
+    if let Some(dir) = &a.replay {
+        let params = ReplayParams { cases: a.cases.clone(), draws: a.draws.map(|d| d as usize) };
+        let host = Host::collect();
+        let progress = CommandProgress::start(Validate.name(), Validate.title(), 60.0);
+        let section = validate::replay_saved(dir, &params, &host.context(Scale::Default, &progress))?;
+        drop(progress);
+        output::emit(section, &a.output, &host)?;
         return Ok(());
     }
     let mut params = Params::for_scale(Scale::from_flags(a.quick, a.full));

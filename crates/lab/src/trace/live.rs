@@ -18,6 +18,7 @@ use schedlab_os::sched_signals::{self, SchedSignals};
 use schedlab_sim::workload::{TaskSpec, Workload};
 use schedlab_trace::meta::CpuTimes;
 use schedlab_trace::TraceMeta;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -60,8 +61,8 @@ pub struct LiveTask {
     pub stopped_start: bool,
 }
 
-/// What a live run recorded.
-#[derive(Debug)]
+/// What a live run recorded (kept whole by `validate`, so its runs can be replayed later).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct LiveRun {
     /// The trace as tracefs text.
     pub text: String,

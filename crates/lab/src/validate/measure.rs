@@ -5,6 +5,7 @@
 use super::cases::Case;
 use super::judge::Tolerances;
 use super::layout::Layout;
+use super::recording::Recording;
 use super::replay::{self, LiveTrace, Model};
 use super::signals::{self, Pairing, TaskSignals};
 use crate::trace::live;
@@ -14,13 +15,13 @@ use schedlab_trace::compare::TaskComparison;
 use schedlab_trace::import::Note;
 use schedlab_trace::trim::Trimmed;
 use schedlab_trace::{compare, CompareOptions, Comparison, ParseStats, Pid, Timeline};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 /// How a case is run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunPlan {
     /// How long the tasks run (ns).
     pub duration_ns: u64,
@@ -166,7 +167,7 @@ fn interference(
 }
 
 /// The RT period of a run, from the throttles its trace shows and the gaps its RT hogs noted.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct RtPeriodSeen {
     pub period: schedlab_trace::RtPeriod,
     /// Throttles that gave it.
@@ -216,7 +217,7 @@ pub struct Recorded {
     parse: ParseStats,
     anomalies: usize,
     lost_ends: Trimmed,
-    rt_period: Option<(schedlab_trace::RtPeriod, usize)>,
+    rt_period: Option<RtPeriodSeen>,
     replay: replay::Replay,
     pids: std::collections::BTreeSet<Pid>,
     opts: CompareOptions,
@@ -224,24 +225,25 @@ pub struct Recorded {
     live_on_case: Timeline,
 }
 
-/// Run `case` once (repeat number `repeat`) under a recording and import its trace, workload time
-/// 0 on the live tick when the models run with one (`tick_ns`).
-pub fn record_case(
-    case: &Case,
-    repeat: usize,
-    plan: &RunPlan,
-    tick_ns: Option<u64>,
-    exe: &Path,
-    progress: &dyn Fn(&str),
-) -> Result<Recorded> {
+/// Run `case` once (repeat number `repeat`) under a recording: the run as it was recorded, with
+/// what only the live run can find out (the RT period, from the gaps the RT hogs noted).
+pub fn record_case(case: &Case, repeat: usize, plan: &RunPlan, exe: &Path) -> Result<Recording> {
     let host_cpus = if case.cpus == 1 { plan.one_cpu.clone() } else { plan.two_cpus.clone() };
     let gaps_dir = tempfile::tempdir().context("a directory for the RT hogs' gaps")?;
     let tasks = case.live_tasks(exe, &host_cpus, plan.duration_ns, Some(gaps_dir.path()))?;
-    let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), progress)
+    let run = live::run(&tasks, Duration::from_nanos(plan.duration_ns), &|_| {})
         .with_context(|| format!("running case {}", case.name))?;
-    let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path());
+    let rt_period = rt_period_of(&run.text, &tasks, &run.pids, gaps_dir.path())
+        .map(|(period, throttles)| RtPeriodSeen { period, throttles });
+    Ok(Recording::new(case.name, repeat, host_cpus, rt_period, run))
+}
+
+/// Import a recorded run of `case`, workload time 0 on the live tick when the models run with
+/// one (`tick_ns`).
+pub fn import_case(case: &Case, recording: Recording, plan: &RunPlan, tick_ns: Option<u64>) -> Recorded {
+    let Recording { repeat, host_cpus, rt_period, run, .. } = recording;
     let (mut tl, parse) =
-        Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|(p, _)| p));
+        Timeline::from_text_with(&run.text, Some(schedlab_trace::Format::Tracefs), rt_period.map(|r| r.period));
     let lost_ends = run.meta.cpu_times.as_ref().map(|c| tl.trim_lost_ends(&c.ns, c.window)).unwrap_or_default();
     let trace = LiveTrace {
         timeline: &tl,
@@ -253,14 +255,14 @@ pub fn record_case(
         tick_ns,
     };
     let mut replay = replay::workload(&trace);
-    replay.rt_period = rt_period.map(|(p, _)| p);
+    replay.rt_period = rt_period.map(|r| r.period);
     let pids = trace.pids();
     let start = run.release_ns + plan.warmup_ns;
     let opts =
         CompareOptions { start, end: run.end_ns.max(start + 1), cpus: Some(case.cpus), pids: Some(pids.clone()) };
     let label = names(case, &tl, &run.pids);
     let live_on_case = on_case_cpus(&tl, &host_cpus);
-    Ok(Recorded {
+    Recorded {
         repeat,
         host_cpus,
         parse,
@@ -273,7 +275,7 @@ pub fn record_case(
         label,
         live_on_case,
         run,
-    })
+    }
 }
 
 /// Replay a recorded run of `case` under `models` and compare each with the live timeline.
@@ -356,7 +358,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         interference: interference(&r.live_on_case, &r.pids, case.cpus, start, r.run.end_ns),
         open: r.replay.open.iter().map(|p| r.label.get(p).cloned().unwrap_or_else(|| p.to_string())).collect(),
         tick_phase: r.replay.tick_phase,
-        rt_period: r.rt_period.map(|(period, throttles)| RtPeriodSeen { period, throttles }),
+        rt_period: r.rt_period,
         import_notes: r.replay.imported.report.notes,
         layout: live_layout,
         models: model_runs,

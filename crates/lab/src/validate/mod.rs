@@ -13,6 +13,7 @@ pub mod judge;
 pub mod layout;
 pub mod measure;
 pub mod probe;
+pub mod recording;
 pub mod replay;
 pub mod rt_period;
 pub mod shadow;
@@ -24,9 +25,11 @@ use anyhow::{bail, Result};
 use cases::Case;
 use judge::{CaseJudgement, Tolerances};
 use measure::{CaseRun, RunPlan};
+use recording::{Recording, Setup};
 use replay::Model;
-use schedlab_report::section::{DataFile, Section, Status};
+use schedlab_report::section::{DataFile, Section, Status, Table};
 use serde_json::json;
+use std::path::Path;
 
 const MS: u64 = 1_000_000;
 /// How long each kind of the wake-up probe run before every live run lasts (about 190 timer
@@ -141,7 +144,7 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
     let dz_run = probe::delay_zero::record(&exe, plan.one_cpu[0], tick, 2_000 * MS, params.draws)?;
     let total = chosen.len() * params.repeats;
-    let mut recorded: Vec<(&Case, measure::Recorded)> = Vec::with_capacity(total);
+    let mut recorded: Vec<(&Case, Recording)> = Vec::with_capacity(total);
     let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
     let mut probe_failures: Vec<String> = Vec::new();
     // Recording takes most of the time; the replays come after, once every probe is in.
@@ -160,7 +163,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
                 Err(e) => probe_failures.push(format!("{what}: {e:#}")),
             }
             ctx.progress.update(recording(recorded.len()), &what);
-            recorded.push((case, measure::record_case(case, repeat, &plan, tick, &exe, &|_| {})?));
+            let rec = measure::record_case(case, repeat, &plan, &exe)?;
+            s.files.push(DataFile::bytes(rec.file_name(), rec.to_gz()?));
+            recorded.push((case, rec));
         }
     }
     // Every replay draws from every probe of this run pooled: a probe next to a run tells no more
@@ -171,28 +176,182 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     ctx.progress.update(0.8, "replaying the DELAY_ZERO probe");
     let dz = probe::delay_zero::judge(dz_run, &models[0])?;
     models[0].spec.push_str(dz.spec_suffix());
+    let recorded_sentence = format!(
+        "Machine: {}; {autogroup_said}. {} {} {} {}",
+        ctx.machine.sentence(),
+        probe.sentence(),
+        wake.sentence(),
+        probe::per_run::sentence(&near_probes),
+        dz.sentence()
+    );
+    let setup = Setup::new(&plan, tick, &models, recorded_sentence.clone());
+    s.files.push(DataFile::text(format!("{}/{}", recording::DIR, recording::SETUP), setup.to_json()?));
+    let runs = replay_all(&mut s, recorded, &plan, tick, &models, params.repeats, ctx)?;
+    let probes_table = (!near_probes.is_empty()).then(|| {
+        let t = probe::per_run::table(&near_probes);
+        let note = if probe_failures.is_empty() {
+            t.note.clone()
+        } else {
+            format!("{} Probes that failed: {}.", t.note, probe_failures.join("; "))
+        };
+        t.with_note(note)
+    });
+    let judgements = tabulate(&mut s, &chosen, &runs, &models, params.repeats, probes_table);
+    s.summary = format!(
+        "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
+         scheduler trace; each trace imported and replayed under {} ({} draw(s) of the wake-up delays each, the \
+         medoid judged); compared over the run after {:.1} s of warm-up. Every run is kept in {}/ (`schedlab \
+         validate --replay <this directory>` judges them again). {recorded_sentence}",
+        chosen.len(),
+        params.repeats,
+        params.duration_ns as f64 / 1e9,
+        plan.one_cpu,
+        plan.two_cpus,
+        models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
+        plan.draws,
+        plan.warmup_ns as f64 / 1e9,
+        recording::DIR,
+    );
+    s.parameters = json!({
+        "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
+        "repeats": params.repeats,
+        "duration_s": params.duration_ns as f64 / 1e9,
+        "draws": plan.draws,
+        "plan": plan,
+        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
+        // What every replay drew from: the probe before the cases and every per-run probe, pooled.
+        "wake_delays_pooled": pooled,
+        "tolerances": Tolerances::default(),
+        "slice_probe": probe,
+        "wake_probe": wake,
+        "wake_probe_failures": probe_failures,
+        "wake_probes_per_run": near_probes.iter().map(|(c, r, w)| json!({"case": c, "repeat": r, "probe": w})).collect::<Vec<_>>(),
+        "delay_zero_probe": dz,
+        "autogroup": autogroup_said,
+    });
+    s.results = json!({ "judgements": judgements, "runs": runs });
+    Ok(s)
+}
+
+/// What a replay of saved recordings takes beside the directory.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayParams {
+    /// Case names (empty = every case recorded).
+    pub cases: Vec<String>,
+    /// Draws per replay (None: as recorded).
+    pub draws: Option<usize>,
+}
+
+/// Judge the recordings of an earlier validate run (`dir`: its run directory) again, under this
+/// schedlab's models with the probes' delays as recorded: no root, no live run.
+pub fn replay_saved(dir: &Path, params: &ReplayParams, ctx: &RunContext) -> Result<Section> {
+    let mut s = Section::new(Validate.name(), Validate.seed(), Validate.title());
+    let (setup, recordings) = recording::load(dir)?;
+    let models = setup.models()?;
+    let mut plan = setup.plan.clone();
+    if let Some(d) = params.draws {
+        plan.draws = d.max(1);
+    }
+    let suite = cases::suite(true);
+    let position = |name: &str| suite.iter().position(|c| c.name == name);
+    for name in &params.cases {
+        if !recordings.iter().any(|r| &r.case == name) {
+            let kept: std::collections::BTreeSet<&str> = recordings.iter().map(|r| r.case.as_str()).collect();
+            schedlab_os::bail_usage!(
+                "no recording of case '{name}' in {} (recorded: {})",
+                dir.display(),
+                kept.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let mut recorded: Vec<(&Case, Recording)> = Vec::with_capacity(recordings.len());
+    for r in recordings {
+        let Some(i) = position(&r.case) else {
+            bail!("{}: a recording of case '{}', which this schedlab does not have", dir.display(), r.case);
+        };
+        if params.cases.is_empty() || params.cases.contains(&r.case) {
+            recorded.push((&suite[i], r));
+        }
+    }
+    recorded.sort_by_key(|(c, r)| (position(c.name), r.repeat));
+    let mut chosen: Vec<Case> = Vec::new();
+    for (c, _) in &recorded {
+        if chosen.last().is_none_or(|l| l.name != c.name) {
+            chosen.push((*c).clone());
+        }
+    }
+    let repeats = recorded.iter().map(|(_, r)| r.repeat + 1).max().unwrap_or(0);
+    let n_runs = recorded.len();
+    let runs = replay_all(&mut s, recorded, &plan, setup.tick_ns, &models, repeats, ctx)?;
+    let judgements = tabulate(&mut s, &chosen, &runs, &models, repeats, None);
+    s.summary = format!(
+        "{n_runs} recorded run(s) of {} case(s) from {}, replayed under {} ({} draw(s) of the wake-up delays each, \
+         the medoid judged), with the wake-up delays and the DELAY_ZERO setting the live run chose. As recorded: {}",
+        chosen.len(),
+        dir.display(),
+        models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
+        plan.draws,
+        setup.recorded
+    );
+    s.parameters = json!({
+        "replayed_from": dir.display().to_string(),
+        "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
+        "repeats": repeats,
+        "draws": plan.draws,
+        "plan": plan,
+        "models": setup.models,
+        "tolerances": Tolerances::default(),
+    });
+    s.results = json!({ "judgements": judgements, "runs": runs });
+    Ok(s)
+}
+
+/// Import and replay every recorded run under `models`; a stop during the replays keeps what is
+/// replayed (a stop during the live runs still has those recorded replayed: seconds, not minutes).
+fn replay_all(
+    s: &mut Section,
+    recorded: Vec<(&Case, Recording)>,
+    plan: &RunPlan,
+    tick: Option<u64>,
+    models: &[Model],
+    repeats: usize,
+    ctx: &RunContext,
+) -> Result<Vec<CaseRun>> {
+    let total = recorded.len().max(1);
     let mut runs: Vec<CaseRun> = Vec::with_capacity(recorded.len());
-    // A stop during the runs still has the runs recorded so far replayed (seconds, not minutes);
-    // one during the replays keeps what is replayed.
-    let stopped_while_recording = schedlab_os::signals::stop_requested();
+    let stopped_before = schedlab_os::signals::stop_requested();
     for (case, rec) in recorded {
-        if !stopped_while_recording && schedlab_os::signals::stop_requested() {
+        if !stopped_before && schedlab_os::signals::stop_requested() {
             s.status = Status::Interrupted;
             break;
         }
-        let what = format!("replaying {} (repeat {} of {})", case.name, rec.repeat + 1, params.repeats);
+        let what = format!("replaying {} (repeat {} of {repeats})", case.name, rec.repeat + 1);
         ctx.progress.update(0.8 + 0.2 * runs.len() as f64 / total as f64, &what);
-        runs.push(measure::replay_case(case, rec, &plan, &models)?);
+        let imported = measure::import_case(case, rec, plan, tick);
+        runs.push(measure::replay_case(case, imported, plan, models)?);
     }
+    Ok(runs)
+}
+
+/// Judge the runs case by case and model by model, and put the tables, verdicts, figures and
+/// data files in `s` (`probes`: the per-run probe table of a live run); the judgements.
+fn tabulate(
+    s: &mut Section,
+    chosen: &[Case],
+    runs: &[CaseRun],
+    models: &[Model],
+    repeats: usize,
+    probes: Option<Table>,
+) -> Vec<CaseJudgement> {
     let tol = Tolerances::default();
     let mut judgements: Vec<CaseJudgement> = Vec::new();
-    for case in &chosen {
+    for case in chosen {
         let of_case: Vec<CaseRun> = runs.iter().filter(|r| r.case == case.name).cloned().collect();
         if of_case.is_empty() {
             continue;
         }
         let interchangeable = case.interchangeable();
-        for m in &models {
+        for m in models {
             judgements.push(judge::judge(&of_case, m.label, &tol, &interchangeable));
         }
         let js: Vec<&CaseJudgement> = judgements.iter().filter(|j| j.case == case.name).collect();
@@ -219,66 +378,24 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     }
     let sizes: Vec<(String, usize)> = chosen.iter().map(|c| (c.name.to_string(), c.cpus)).collect();
     s.tables.insert(0, tables::summary(&judgements, &sizes));
-    if params.repeats > 1 {
+    if repeats > 1 {
         s.tables.push(tables::noise_floor(&judgements, &tol));
     }
-    if let Some(t) = tables::layout_table(&runs, &chosen) {
+    if let Some(t) = tables::layout_table(runs, chosen) {
         s.tables.push(t);
     }
-    s.tables.push(tables::trace_table(&runs));
-    if let Some(t) = shadow::table(&runs) {
+    s.tables.push(tables::trace_table(runs));
+    if let Some(t) = shadow::table(runs) {
         s.tables.push(t);
     }
-    if !near_probes.is_empty() {
-        let t = probe::per_run::table(&near_probes);
-        let note = if probe_failures.is_empty() {
-            t.note.clone()
-        } else {
-            format!("{} Probes that failed: {}.", t.note, probe_failures.join("; "))
-        };
-        s.tables.push(t.with_note(note));
+    if let Some(t) = probes {
+        s.tables.push(t);
     }
     let kept = runs.iter().flat_map(|r| r.models.iter().map(move |m| (r.case.as_str(), r.repeat, &m.signals[..])));
     if let Some(t) = signals::table(kept.filter(|(_, _, s)| !s.is_empty())) {
         s.tables.push(t);
     }
-    s.summary = format!(
-        "{} case(s) × {} repeat(s) of {:.1} s each, live on CPU {:?} (one-CPU cases) and {:?} (two-CPU cases) under a \
-         scheduler trace; each trace imported and replayed under {} ({} draw(s) of the wake-up delays each, the \
-         medoid judged); compared over the run after {:.1} s of warm-up. Machine: {}; {autogroup_said}. {} {} {} {}",
-        chosen.len(),
-        params.repeats,
-        params.duration_ns as f64 / 1e9,
-        plan.one_cpu,
-        plan.two_cpus,
-        models.iter().map(|m| format!("`{}`", m.spec)).collect::<Vec<_>>().join(", "),
-        plan.draws,
-        plan.warmup_ns as f64 / 1e9,
-        ctx.machine.sentence(),
-        probe.sentence(),
-        wake.sentence(),
-        probe::per_run::sentence(&near_probes),
-        dz.sentence()
-    );
-    s.parameters = json!({
-        "cases": chosen.iter().map(|c| c.name).collect::<Vec<_>>(),
-        "repeats": params.repeats,
-        "duration_s": params.duration_ns as f64 / 1e9,
-        "draws": plan.draws,
-        "plan": plan,
-        "models": models.iter().map(|m| json!({"label": m.label, "spec": m.spec, "tick_ns": m.tick})).collect::<Vec<_>>(),
-        // What every replay drew from: the probe before the cases and every per-run probe, pooled.
-        "wake_delays_pooled": pooled,
-        "tolerances": tol,
-        "slice_probe": probe,
-        "wake_probe": wake,
-        "wake_probe_failures": probe_failures,
-        "wake_probes_per_run": near_probes.iter().map(|(c, r, w)| json!({"case": c, "repeat": r, "probe": w})).collect::<Vec<_>>(),
-        "delay_zero_probe": dz,
-        "autogroup": autogroup_said,
-    });
-    s.results = json!({ "judgements": judgements, "runs": runs });
-    Ok(s)
+    judgements
 }
 
 /// The registered experiment.

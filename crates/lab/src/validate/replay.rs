@@ -141,6 +141,11 @@ pub struct Model {
     pub wake: WakeDelays,
 }
 
+/// The label of a model called `name`, as [`models`] labels them.
+pub fn label(name: &str) -> Option<&'static str> {
+    ["linux", "cfs", "rr"].into_iter().find(|l| *l == name)
+}
+
 impl Model {
     fn new(label: &'static str, spec: String, tick: Option<Dur>) -> Self {
         Model { label, spec, tick, wake: WakeDelays::default() }

@@ -168,7 +168,8 @@ pub struct Recorded {
 /// the models run with one, `tick_ns`); `draws` replays per setting, as the cases have.
 pub fn record(exe: &Path, cpu: usize, tick_ns: Option<u64>, duration_ns: u64, draws: usize) -> Result<Recorded> {
     let plan = RunPlan { duration_ns, warmup_ns: duration_ns / 10, one_cpu: vec![cpu], two_cpus: vec![cpu], draws };
-    let run = measure::record_case(&mix(), 0, &plan, tick_ns, exe, &|_| {}).context("the DELAY_ZERO probe")?;
+    let recording = measure::record_case(&mix(), 0, &plan, exe).context("the DELAY_ZERO probe")?;
+    let run = measure::import_case(&mix(), recording, &plan, tick_ns);
     Ok(Recorded { cpu, plan, run })
 }
 
