@@ -72,6 +72,10 @@ fn every_bad_input_is_refused_before_anything_changes() {
     // A count out of its range: no replay at all, or more draws than a run can afford.
     refused(&["validate", "--cases", "nice-hogs", "--draws", "0"], 2, "--draws", dir);
     refused(&["validate", "--cases", "nice-hogs", "--draws", "26"], 2, "--draws", dir);
+    // A replay needs a validate run's recordings, and runs nothing live.
+    let no_recordings = dir.to_str().unwrap();
+    refused(&["validate", "--replay", no_recordings], 2, "holds no validate recordings", dir);
+    refused(&["validate", "--replay", no_recordings, "--quick"], 2, "--quick", dir);
     // 7. Output paths that cannot be written, refused before the run.
     refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--out", "/proc/nope"], 2, "/proc/nope", dir);
     refused(&["wrr", "run", "--duration", "5s", "--task", &task, "--gantt", "/proc/nope/g.svg"], 2, "/proc/nope", dir);

@@ -337,6 +337,19 @@ fn validate_sets_the_kernels_load_tracking_beside_the_models() {
         let median = pooled[kind]["median"].as_u64().or_else(|| pooled[kind].as_u64()).unwrap();
         assert!((low..=high).contains(&median), "{kind}: pooled {median} from {spreads:?}");
     }
+    // The run is kept whole: replayed from its directory, without root or a live run, it is
+    // judged exactly as it was (the trace, the readings, the probes' delays all came back).
+    let run = run_dir(dir.path(), "validate");
+    let kept = std::fs::read_dir(run.join("recordings")).expect("recordings").count();
+    assert_eq!(kept, 2, "one recording and the setup");
+    let again: Value = serde_json::from_str(&ok(
+        schedlab().args(["validate", "--json", "--no-save", "--replay"]).arg(&run).output().unwrap(),
+        "validate --replay",
+    ))
+    .unwrap();
+    assert_eq!(again["results"]["judgements"], doc["results"]["judgements"]);
+    assert_eq!(again["results"]["runs"], doc["results"]["runs"]);
+    assert_eq!(again["parameters"]["replayed_from"], run.display().to_string());
 }
 
 #[test]
