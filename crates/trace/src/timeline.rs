@@ -269,6 +269,13 @@ pub struct Anomaly {
     /// context: the run ended somewhere in the `uncertain_ns` before ([`Timeline::trim_lost_ends`]).
     #[serde(default)]
     pub run_end_lost: bool,
+    /// The task's switch-in was lost while it waited runnable on this CPU, and its run was
+    /// started at the CPU's last sign of another task: (the earliest it can have started, the
+    /// start given). Where that other task's run ended earlier than the trace showed, this one
+    /// ran from then: a runnable task is not left waiting on an idle CPU
+    /// ([`Timeline::trim_lost_ends`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_from: Option<(u64, u64)>,
 }
 
 /// Timelines of every task in a trace window.
@@ -355,6 +362,7 @@ impl Builder {
             what: what.into(),
             uncertain_ns,
             run_end_lost: false,
+            waited_from: None,
         });
     }
 
@@ -424,6 +432,10 @@ impl Builder {
                         uncertain,
                         format!("switched out of CPU {cpu} without a switch-in: run counted from {guess}{window}"),
                     );
+                    let waited_here = matches!(other, Cur::Runnable { .. }) && self.last_cpu.get(&pid) == Some(&cpu);
+                    if let (true, Some(a)) = (waited_here, self.tl.anomalies.last_mut()) {
+                        a.waited_from = Some((since, guess));
+                    }
                     guess
                 }
             }

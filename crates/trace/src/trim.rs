@@ -21,6 +21,9 @@ pub struct Trimmed {
     pub runs: usize,
     /// CPU time taken off the runs (ns).
     pub ns: u64,
+    /// Of that, the time given to the tasks that waited runnable for the trimmed ones and ran
+    /// after them (ns).
+    pub given_back_ns: u64,
 }
 
 impl Timeline {
@@ -32,6 +35,7 @@ impl Timeline {
         for a in self.anomalies.iter().filter(|a| a.run_end_lost && a.uncertain_ns > 0) {
             lost.entry(a.pid).or_default().push((a.ts, a.uncertain_ns));
         }
+        let mut freed: Vec<(usize, u64, u64)> = Vec::new();
         for (pid, ends) in lost {
             let (Some(&kernel), Some(t)) = (cpu_ns.get(&pid), self.tasks.get_mut(&pid)) else { continue };
             let clip = |s: u64, e: u64| e.min(window.1).saturating_sub(s.max(window.0));
@@ -58,14 +62,40 @@ impl Timeline {
                 let by =
                     if k + 1 == cut.len() { take - taken } else { (take as u128 * r as u128 / room as u128) as u64 };
                 let by = by.min(r);
-                t.runs[i].end -= by;
+                let run = &mut t.runs[i];
+                if by > 0 {
+                    freed.push((run.cpu, run.end, run.end - by));
+                }
+                run.end -= by;
                 taken += by;
                 done.runs += usize::from(by > 0);
             }
             done.tasks += 1;
             done.ns += taken;
         }
+        done.given_back_ns = self.give_back(&freed);
         done
+    }
+
+    /// Start each run that began where a trimmed run had ended (`freed`: CPU, the old end, the
+    /// new one) from the new end, when its task waited runnable on that CPU until then: the
+    /// trace shows the task only at its first event, but it ran from the moment the other task
+    /// left (a runnable task is not left waiting on an idle CPU). The time given back.
+    fn give_back(&mut self, freed: &[(usize, u64, u64)]) -> u64 {
+        let waited: Vec<(Pid, u64, u64)> =
+            self.anomalies.iter().filter_map(|a| a.waited_from.map(|(from, start)| (a.pid, from, start))).collect();
+        let mut given = 0;
+        for &(cpu, old_end, new_end) in freed {
+            for &(pid, from, start) in waited.iter().filter(|w| w.2 == old_end) {
+                let Some(t) = self.tasks.get_mut(&pid) else { continue };
+                if let Some(r) = t.runs.iter_mut().find(|r| r.cpu == cpu && r.start == start) {
+                    let to = new_end.max(from);
+                    given += r.start - to.min(r.start);
+                    r.start = to.min(r.start);
+                }
+            }
+        }
+        given
     }
 }
 
@@ -104,5 +134,38 @@ mod tests {
         cpu.insert(7, 1_000_000);
         assert_eq!(u.trim_lost_ends(&cpu, (0, u64::MAX)).ns, 0);
         assert_eq!(u.trim_lost_ends(&BTreeMap::new(), (0, u64::MAX)).ns, 0);
+    }
+
+    #[test]
+    fn a_trimmed_run_gives_its_time_to_the_task_that_waited_runnable_for_it() {
+        // A hog (5) is pre-empted by a daemon (7) at 0 and left runnable; the daemon's switch-out
+        // and the hog's switch-in are lost, and the hog's next event comes at 40: the trace gives
+        // the daemon 0–40 and the hog 40–100. The kernel counted 10 µs for the daemon: it ran
+        // 0–10, and the hog, runnable, from then.
+        let lines = |hog_left: &str| {
+            [
+                sw(0, 0, 5, hog_left, 7),
+                "p5-5 [000] d..2. 1.000040: sched_waking: comm=p9 pid=9 prio=120 target_cpu=000".to_string(),
+                sw(100, 0, 5, "R", 8),
+            ]
+            .join("\n")
+        };
+        let mut cpu = BTreeMap::new();
+        cpu.insert(7, 10_000);
+        let window = (1_000_000_000, 1_000_200_000);
+        let runs = |t: &Timeline, pid| -> Vec<(u64, u64)> {
+            t.tasks[&pid].runs.iter().map(|r| (r.start - 1_000_000_000, r.end - 1_000_000_000)).collect()
+        };
+        let (mut t, _) = Timeline::from_text_with(&lines("R"), Some(crate::Format::Tracefs), None);
+        assert_eq!(runs(&t, 5).last(), Some(&(40_000, 100_000)));
+        let done = t.trim_lost_ends(&cpu, window);
+        assert_eq!((done.ns, done.given_back_ns), (30_000, 30_000));
+        assert_eq!(runs(&t, 7), vec![(0, 10_000)]);
+        assert_eq!(runs(&t, 5).last(), Some(&(10_000, 100_000)));
+        // A task that had blocked may have woken at any time in between: nothing is given to it.
+        let (mut t, _) = Timeline::from_text_with(&lines("S"), Some(crate::Format::Tracefs), None);
+        let done = t.trim_lost_ends(&cpu, window);
+        assert_eq!((done.ns, done.given_back_ns), (30_000, 0));
+        assert_eq!(runs(&t, 5).last(), Some(&(40_000, 100_000)));
     }
 }
