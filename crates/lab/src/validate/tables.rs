@@ -343,6 +343,7 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             "anomalies",
             "lost ends trimmed ms",
             "trimmed runs",
+            "given back ms",
             "import notes",
             "left open",
             "others' CPU %",
@@ -361,6 +362,7 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
             r.anomalies.to_string(),
             format!("{:.1}", r.lost_ends.ns as f64 / 1e6),
             r.lost_ends.runs.to_string(),
+            format!("{:.1}", r.lost_ends.given_back_ns as f64 / 1e6),
             r.import_notes.len().to_string(),
             r.open.len().to_string(),
             format!("{:.2}", 100.0 * r.interference.share),
@@ -371,7 +373,9 @@ pub fn trace_table(runs: &[CaseRun]) -> Table {
         "anomalies: events that contradict each other (repaired by the timeline builder; see results.json). \
          lost ends trimmed: runs whose switch-out the trace lost, which the builder ends at the CPU's next \
          event in another task's context, shortened (in that window) to the CPU time the kernel counted for \
-         their task (/proc/<tid>/schedstat at both ends of the recording). left open: how many tasks never blocked, whose CPU demand the replay leaves to the model (named in \
+         their task (/proc/<tid>/schedstat at both ends of the recording). given back: of that, the time \
+         that went to the task found running after each trimmed run, which had waited runnable for it (its \
+         switch-in was lost too). left open: how many tasks never blocked, whose CPU demand the replay leaves to the model (named in \
          results.json). others: \
          every task outside the case that ran on its CPUs in the window (kernel threads, this controller) — \
          invisible to the models.",
