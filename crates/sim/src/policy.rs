@@ -104,6 +104,13 @@ pub struct TaskView<'a> {
 }
 
 impl TaskView<'_> {
+    /// A new task that was there before the run (the workload starts it on a given CPU and no
+    /// task forked it: a replayed trace's task, released by SIGCONT), not a fork. A forked task
+    /// may be given its CPU too (where a replayed trace's fork started), and is still new.
+    pub fn existed_before(&self) -> bool {
+        self.start_cpu.is_some() && self.waker_cpu.is_none()
+    }
+
     /// A view with an id and weight 1, everything else default.
     pub fn new(id: TaskId) -> TaskView<'static> {
         TaskView { id, weight: 1, ..Default::default() }

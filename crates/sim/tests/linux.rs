@@ -4,6 +4,7 @@
 
 use schedlab_sim::engine::{simulate, SimConfig, SimResult};
 use schedlab_sim::policies::by_spec;
+use schedlab_sim::policy::TaskView;
 use schedlab_sim::workload::{TaskSpec, Workload};
 
 const MS: u64 = 1_000_000;
@@ -409,6 +410,41 @@ fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
     assert_eq!(child_cpu(vec![(1, 540), (2, 276), (3, 158)]), 0, "overloaded by the estimates: the other CPU");
     assert_eq!(child_cpu(vec![]), 1, "without estimates: beside its parent");
     assert_eq!(child_cpu(vec![(1, 300), (2, 276), (3, 158)]), 1, "734 < 875: spare capacity, home");
+}
+
+/// A fork the workload gives a CPU (a replay starts it where the kernel did) starts there, and
+/// the fork rule is still asked in the state at the fork: with the estimates above it would
+/// have chosen CPU 0, and the kernel (the workload) chose CPU 1. The child is still a fork, not
+/// a task that existed before the run.
+#[test]
+fn a_fork_given_its_cpu_starts_there_and_the_rule_is_asked_beside_it() {
+    let existing = |name: &str, burst: u64| {
+        let mut t = TaskSpec::cpu(name, 0, burst);
+        t.start_cpu = Some(1);
+        t
+    };
+    let launcher = pinned(TaskSpec::cpu("launcher", 0, 2 * MS), 0);
+    let mut parent = existing("parent", 10 * MS);
+    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: MS / 10, task: 4 }];
+    let mut child = TaskSpec::cpu("child", 0, MS);
+    child.forked_by = Some(1);
+    child.start_cpu = Some(1);
+    let w = Workload {
+        cpus: Some(2),
+        tasks: vec![launcher, parent, existing("hog-a", 50 * MS), existing("hog-b", 50 * MS), child],
+    };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(20 * MS), ..SimConfig::default() };
+    let mut linux = schedlab_sim::policies::linux_by_spec("linux:cpus=2").unwrap().with_util_est(vec![
+        (1, 540),
+        (2, 276),
+        (3, 158),
+    ]);
+    let r = simulate(&w, &mut linux, &cfg);
+    assert_eq!(r.slices.iter().find(|s| s.task == 4).expect("the child ran").cpu, 1);
+    assert_eq!(linux.forks_checked(), [(4, 0, 1)], "the rule chose CPU 0; CPU 1 was given");
+    let view = |start_cpu, waker_cpu| TaskView { start_cpu, waker_cpu, ..TaskView::new(4) };
+    assert!(!view(Some(1), Some(1)).existed_before(), "a fork given its CPU is still new");
+    assert!(view(Some(1), None).existed_before() && !view(None, None).existed_before());
 }
 
 /// A real-time child forked by a real-time parent of its priority starts where

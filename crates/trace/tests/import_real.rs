@@ -129,6 +129,16 @@ fn a_process_tree_imports_with_its_launcher_and_notes() {
         let ran: u64 = tl.tasks[&13327].runs.iter().filter(|r| r.start < ts).map(|r| r.end.min(ts) - r.start).sum();
         let before: u64 = sh.bursts.iter().step_by(2).take(fork.burst).sum();
         assert_eq!(before + fork.at, ran, "task {child}");
+        // The policy places a fork, unless the import is asked to start it where it first ran.
+        assert_eq!(imp.workload.tasks[i].start_cpu, None, "task {child}");
     }
     assert!(imp.workload.check_wakes().is_ok());
+    let mut opts = ImportOptions::new(Select::Tree(13327));
+    opts.fork_cpus = true;
+    let given = import(&tl, &opts);
+    for (i, child) in [(1, 13328), (2, 13329)] {
+        let first = tl.tasks[&child].runs[0].cpu;
+        assert_eq!(given.workload.tasks[i].start_cpu, Some(first), "task {child}");
+        assert_eq!(given.workload.tasks[i].forked_by, Some(0), "still forked: task {child}");
+    }
 }

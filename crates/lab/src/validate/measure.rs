@@ -58,8 +58,28 @@ pub struct ModelRun {
     /// Where the case's tasks ran in the window (cases on more than one CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
+    /// How many of the forks the replay started where the kernel did, the model's fork rule
+    /// would have placed there too (`linux` on more than one CPU, when the case forks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forks: Option<ForksPlaced>,
     #[serde(skip)]
     pub timeline: Timeline,
+}
+
+/// The model's fork rule beside the kernel's placements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ForksPlaced {
+    pub forks: usize,
+    /// Where the rule, asked in the replay's state at the fork, chose the CPU the kernel chose.
+    pub as_the_kernel: usize,
+}
+
+impl ForksPlaced {
+    /// From the policy's record (task, the rule's CPU, the CPU given); None without forks.
+    fn of(checked: &[(usize, usize, usize)]) -> Option<Self> {
+        let as_the_kernel = checked.iter().filter(|(_, rule, given)| rule == given).count();
+        (!checked.is_empty()).then_some(ForksPlaced { forks: checked.len(), as_the_kernel })
+    }
 }
 
 /// One live run of a case and its replays.
@@ -294,16 +314,17 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         for draw in 0..plan.draws.max(1) as u64 {
             let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
             // The balancer's inputs are set beside the kernel's where there is balancing.
-            let (result, log) = if m.label == "linux" && case.cpus > 1 {
+            let (result, log, forks) = if m.label == "linux" && case.cpus > 1 {
                 let mut linux = schedlab_sim::policies::linux_by_spec(&spec)
                     .map_err(model_error)?
                     .keep_signals()
                     .with_util_est(util_est.iter().copied())
                     .with_balance_draw(draw);
                 let result = replay::simulate_with(&r.replay, &m, &mut linux);
-                (result, linux.signal_log().cloned())
+                let forks = ForksPlaced::of(linux.forks_checked());
+                (result, linux.signal_log().cloned(), forks)
             } else {
-                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None)
+                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None, None)
             };
             let sim = on_case_cpus(&replay::timeline(&r.replay, &result), &r.host_cpus);
             let mut comparison = compare(&r.live_on_case, &sim, &r.opts);
@@ -312,7 +333,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                     t.name = n.clone();
                 }
             }
-            tries.push((comparison, log, sim));
+            tries.push((comparison, log, sim, forks));
         }
         let draws: Vec<Vec<TaskComparison>> = tries.iter().map(|t| t.0.tasks.clone()).collect();
         let slices: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
@@ -320,7 +341,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         let draws_with_live_layout = live_layout
             .as_ref()
             .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
-        let (comparison, log, sim) = tries.swap_remove(draw);
+        let (comparison, log, sim, forks) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
             let replayed = r.replay.imported.report.pids();
             let pairing =
@@ -338,6 +359,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             draws_with_live_layout,
             signals,
             layout,
+            forks,
             timeline: sim,
         });
     }

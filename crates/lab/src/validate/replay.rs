@@ -100,6 +100,10 @@ pub fn workload(live: &LiveTrace) -> Replay {
     opts.start_at_exec = true;
     opts.meta = Some(live.meta.clone());
     opts.held = others.iter().map(|(p, _)| *p).collect();
+    // Every task starts where the kernel first ran it, a forked one too: where a fork starts
+    // hangs on each CPU's blocked utilisation and capacity, which neither the trace nor /proc
+    // shows (debugfs refuses them here); the fork rule is asked beside it (`ForksPlaced`).
+    opts.fork_cpus = true;
     let mut imported = import(live.timeline, &opts);
     let (t0_ns, tick_phase) = (imported.report.t0, imported.report.tick_phase);
     let horizon_ns = live.end_ns.saturating_sub(t0_ns);

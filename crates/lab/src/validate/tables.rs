@@ -290,8 +290,17 @@ pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<Stri
         Some(same) if draws > pairs.len() => format!(" (in {same} of its {draws} draws)"),
         _ => String::new(),
     };
+    let forks = of_model().filter_map(|m| m.forks).fold((0, 0), |(a, n), f| (a + f.as_the_kernel, n + f.forks));
+    let forks = match forks {
+        (_, 0) => String::new(),
+        (agreed, n) => format!(
+            "; every replay starts a forked task on the CPU the kernel did (where a fork goes hangs on each CPU's \
+             blocked utilisation and capacity, which neither the trace nor /proc shows), and the model's fork rule, asked in the \
+             replay's state, chose that CPU for {agreed} of {n}"
+        ),
+    };
     Some(format!(
-        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats{in_draws}",
+        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats{in_draws}{forks}",
         pairs.len()
     ))
 }

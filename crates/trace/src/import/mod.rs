@@ -61,6 +61,10 @@ pub struct ImportOptions {
     /// Tasks held where they ran: each CPU burst on the CPU it began on in the trace (the
     /// workload's `burst_cpus`), for tasks a replay carries as background rather than predicts.
     pub held: BTreeSet<Pid>,
+    /// A forked task starts on the CPU the trace first shows it running on (`start_cpu`), as a
+    /// task already there does, rather than where the policy places a fork: for a replay that
+    /// predicts from each task's first CPU on. Off by default.
+    pub fork_cpus: bool,
 }
 
 impl ImportOptions {
@@ -75,6 +79,7 @@ impl ImportOptions {
             not_before: None,
             align_tick: None,
             held: BTreeSet::new(),
+            fork_cpus: false,
         }
     }
 }
@@ -465,8 +470,11 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             }
         };
         let forked = t.arrival == Some(start) && !t.running_at_start;
-        let start_cpu =
-            if forked { None } else { t.runs.iter().find(|r| r.end > start).map(|r| r.cpu).filter(|&c| c < cpus) };
+        let start_cpu = if forked && !opts.fork_cpus {
+            None
+        } else {
+            t.runs.iter().find(|r| r.end > start).map(|r| r.cpu).filter(|&c| c < cpus)
+        };
         let parent = t.parent.filter(|_| forked);
         pending.push(Pending { pid, start, bursts, sched, affinity, comm: t.comm.clone(), start_cpu, parent });
     }

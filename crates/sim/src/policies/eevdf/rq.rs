@@ -705,7 +705,7 @@ impl FairRq {
                 // A task that existed before the run (the workload gives its CPU: a replayed
                 // trace's task, released by SIGCONT) is woken, not forked: a whole slice, not the
                 // half slice of PLACE_DEADLINE_INITIAL.
-                let forked = why == EnqueueReason::New && task.start_cpu.is_none();
+                let forked = why == EnqueueReason::New && !task.existed_before();
                 self.enqueue_entity(t, now, forked);
                 if matches!(why, EnqueueReason::New | EnqueueReason::Woken) {
                     self.last_wakee = Some(t);

@@ -42,6 +42,12 @@ fn idler(s: &WakeupStats, idlest: Option<&WakeupStats>) -> bool {
 }
 
 impl Linux {
+    /// The forks the workload gave a CPU (a replay starts them where the kernel did), each with
+    /// the CPU the rule below chose: (task, the rule's CPU, the CPU given).
+    pub fn forks_checked(&self) -> &[(TaskId, CpuId, CpuId)] {
+        self.smp.as_ref().map_or(&[], |s| &s.forks_checked)
+    }
+
     fn wakeup_stats(&self, c: CpuId, now: Time) -> WakeupStats {
         let smp = self.smp.as_ref().expect("smp");
         let (load, util, runnable) = smp.cpu_signals(c, now);

@@ -144,6 +144,9 @@ pub struct Smp {
     pub nr_idle_scan: usize,
     /// Every update of the fair tasks' signals, when asked for ([`Linux::keep_signals`]).
     pub log: Option<signals::SignalLog>,
+    /// Forks the workload started on a given CPU, with the CPU the fork rule
+    /// ([`Linux::select_fork`]) chose for them: (task, the rule's CPU, the CPU given).
+    pub forks_checked: Vec<(TaskId, CpuId, CpuId)>,
     /// The die of NI_RANDOM.
     pub die: newidle::Die,
     /// Capacities are the CPUs' own last settings ([`Smp::capacity`]), not taken afresh.
@@ -181,6 +184,7 @@ impl Smp {
             last_tick: None,
             nr_idle_scan: 0,
             log: None,
+            forks_checked: Vec::new(),
             die: newidle::Die::default(),
             stale_capacity,
         }
@@ -305,7 +309,7 @@ impl Linux {
         let smp = self.smp.as_mut().expect("smp");
         if why == EnqueueReason::New {
             let s = smp.tasks.get_mut(t);
-            *s = TaskSmp { view: ViewCopy::of(task), existed: task.start_cpu.is_some(), ..TaskSmp::default() };
+            *s = TaskSmp { view: ViewCopy::of(task), existed: task.existed_before(), ..TaskSmp::default() };
         } else {
             smp.tasks.get_mut(t).view = ViewCopy::of(task);
         }
@@ -329,6 +333,14 @@ impl Linux {
                 task.start_cpu.filter(|&c| c < self.rqs.len() && task.affinity.is_none_or(|a| a.contains(&c))),
                 task.waker_cpu,
             ) {
+                (Some(c), Some(parent)) if parent < self.rqs.len() && self.class.get(t) == Class::Fair => {
+                    // A fork given its CPU (a replay starts it where the kernel did): the rule's
+                    // choice is still asked, and counted against the kernel's.
+                    let rule = self.select_fork(t, parent, now);
+                    let smp = self.smp.as_mut().expect("smp");
+                    smp.forks_checked.push((t, rule, c));
+                    (c, why)
+                }
                 (Some(c), _) => (c, why),
                 (None, Some(parent)) if parent < self.rqs.len() => match self.class.get(t) {
                     Class::Fair => (self.select_fork(t, parent, now), why),
