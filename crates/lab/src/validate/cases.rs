@@ -142,7 +142,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the lone nice -5 hog's switch rate follows how often balancing moves a task onto its CPU: the kernel moves the nice 5 hog there and back a few times in some repeats, the model seldom does, though its task loads are the kernel's (see the load-tracking table); the kernel weighs the case's tasks as one task group beside root tasks such as the VM's agent, which the model does not",
+                "the lone nice -5 hog's switch rate is mostly the host's tasks pre-empting it, which the replay holds on the CPUs they ran on live: where the model's balancer leaves it alone on the other CPU than the kernel did (the same layout, mirrored; which task the first balances take hangs on the interleaving the run started in, which the replay, starting every task at lag 0, does not have), it meets the other CPU's host tasks; and the kernel moves the nice 5 hog onto its CPU and back in some repeats, the model seldom does",
                 ),
                 tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
             },
@@ -165,7 +165,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog; the start follows where the pong thread is forked, which the tasks' util_est decides (the replay starts them at the kernel's), but in some repeats the model later moves a pair thread to the hogs' CPU where the kernel keeps the pair gathered; with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
+                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog; the replay starts the pong thread where the kernel forked it (the fork follows each CPU's blocked utilisation and capacity, which nothing here shows), and in some repeats the model later moves a pair thread to the hogs' CPU where the kernel keeps the pair gathered; with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
