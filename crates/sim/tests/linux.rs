@@ -385,8 +385,9 @@ fn a_forked_task_stays_beside_a_parent_whose_cpu_has_spare_capacity() {
 /// 540 + 276 + 158 = 974 (what the kernel had for a traced case's three tasks), above
 /// 1024 · 100 / 117 = 875, CPU 1 is overloaded and the child goes to CPU 0, which has spare
 /// capacity; without them both CPUs have spare capacity and neither is idle, so it stays home.
-#[test]
-fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
+/// CPU 0 runs a launcher; CPU 1 a parent (task 1) and two hogs (2, 3) that were there before
+/// the run; the parent forks the child (task 4) 0.1 ms in, which starts on `child_cpu` if given.
+fn fork_beside_two_hogs(child_cpu: Option<usize>) -> Workload {
     let existing = |name: &str, burst: u64| {
         let mut t = TaskSpec::cpu(name, 0, burst);
         t.start_cpu = Some(1);
@@ -397,10 +398,16 @@ fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
     parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: MS / 10, task: 4 }];
     let mut child = TaskSpec::cpu("child", 0, MS);
     child.forked_by = Some(1);
-    let w = Workload {
+    child.start_cpu = child_cpu;
+    Workload {
         cpus: Some(2),
         tasks: vec![launcher, parent, existing("hog-a", 50 * MS), existing("hog-b", 50 * MS), child],
-    };
+    }
+}
+
+#[test]
+fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
+    let w = fork_beside_two_hogs(None);
     let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(20 * MS), ..SimConfig::default() };
     let child_cpu = |estimates: Vec<(usize, u64)>| {
         let mut linux = schedlab_sim::policies::linux_by_spec("linux:cpus=2").unwrap().with_util_est(estimates);
@@ -418,21 +425,7 @@ fn a_child_forked_beside_tasks_with_large_estimates_starts_on_the_other_cpu() {
 /// a task that existed before the run.
 #[test]
 fn a_fork_given_its_cpu_starts_there_and_the_rule_is_asked_beside_it() {
-    let existing = |name: &str, burst: u64| {
-        let mut t = TaskSpec::cpu(name, 0, burst);
-        t.start_cpu = Some(1);
-        t
-    };
-    let launcher = pinned(TaskSpec::cpu("launcher", 0, 2 * MS), 0);
-    let mut parent = existing("parent", 10 * MS);
-    parent.wakes = vec![schedlab_sim::workload::WakeUp { burst: 0, at: MS / 10, task: 4 }];
-    let mut child = TaskSpec::cpu("child", 0, MS);
-    child.forked_by = Some(1);
-    child.start_cpu = Some(1);
-    let w = Workload {
-        cpus: Some(2),
-        tasks: vec![launcher, parent, existing("hog-a", 50 * MS), existing("hog-b", 50 * MS), child],
-    };
+    let w = fork_beside_two_hogs(Some(1));
     let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), horizon: Some(20 * MS), ..SimConfig::default() };
     let mut linux = schedlab_sim::policies::linux_by_spec("linux:cpus=2").unwrap().with_util_est(vec![
         (1, 540),
