@@ -60,6 +60,14 @@ fn the_linux_model_still_predicts_the_recorded_runs_and_cfs_and_rr_do_not() {
     let n = |k: &str| shadow[k].as_u64().unwrap_or_else(|| panic!("{k} in {shadow}"));
     assert!(n("resyncs") > 100 && n("decisions") > 1_000, "{shadow}");
     assert!(n("wrong") * 50 < n("decisions"), "{shadow}");
+    // The replay took its fair tasks' places from the first reading at which two of them waited
+    // (once, on its one CPU); the two-CPU case's replays did not (their readings' frames differ).
+    let places = |case: &str| {
+        let run = runs.iter().find(|r| r["case"] == case).unwrap();
+        let linux = run["models"].as_array().unwrap().iter().find(|m| m["label"] == "linux").unwrap();
+        linux.get("places_set_ns").and_then(Value::as_array).map_or(0, Vec::len)
+    };
+    assert_eq!((places("nice-hogs"), places("deadline-beside-hogs")), (1, 0));
 }
 
 #[test]

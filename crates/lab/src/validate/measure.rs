@@ -62,6 +62,10 @@ pub struct ModelRun {
     /// would have placed there too (`linux` on more than one CPU, when the case forks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forks: Option<ForksPlaced>,
+    /// When (since the release, ns) the fair tasks' places were set to the kernel's readings,
+    /// one entry per CPU set (`linux`; [`replay::start_rounds`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub places_set_ns: Vec<u64>,
     #[serde(skip)]
     pub timeline: Timeline,
 }
@@ -305,6 +309,14 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
     let layout_of = |tl: &Timeline| (case.cpus > 1).then(|| Layout::of(tl, &r.label, case.cpus, (start, r.opts.end)));
     let live_layout = layout_of(&r.live_on_case);
     let groups = case.interchangeable();
+    let kernel_positions = super::shadow::positions(&r.run.signals);
+    // On one CPU only: a reading's `se.vruntime` is in its run queue's frame, and on two CPUs the
+    // tasks a replay has waiting together may have waited on different queues live.
+    let start_rounds = if case.cpus == 1 {
+        replay::start_rounds(&r.replay, &r.live_on_case, &kernel_positions, start)
+    } else {
+        Vec::new()
+    };
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&r.replay, m);
@@ -313,18 +325,24 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         let mut tries = Vec::with_capacity(plan.draws.max(1));
         for draw in 0..plan.draws.max(1) as u64 {
             let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
-            // The balancer's inputs are set beside the kernel's where there is balancing.
-            let (result, log, forks) = if m.label == "linux" && case.cpus > 1 {
-                let mut linux = schedlab_sim::policies::linux_by_spec(&spec)
+            // The fair tasks start where the kernel's readings put them against each other; the
+            // balancer's inputs are set beside the kernel's where there is balancing.
+            let (result, log, forks, places) = if m.label == "linux" {
+                let linux = schedlab_sim::policies::linux_by_spec(&spec)
                     .map_err(model_error)?
-                    .keep_signals()
-                    .with_util_est(util_est.iter().copied())
-                    .with_balance_draw(draw);
+                    .with_start_positions(start_rounds.clone());
+                let mut linux = if case.cpus > 1 {
+                    linux.keep_signals().with_util_est(util_est.iter().copied()).with_balance_draw(draw)
+                } else {
+                    linux
+                };
                 let result = replay::simulate_with(&r.replay, &m, &mut linux);
                 let forks = ForksPlaced::of(linux.forks_checked());
-                (result, linux.signal_log().cloned(), forks)
+                let since_release = |at: u64| (at + r.replay.t0_ns).saturating_sub(r.run.release_ns);
+                let places = linux.start_positions_set().iter().map(|s| since_release(s.0)).collect();
+                (result, linux.signal_log().cloned(), forks, places)
             } else {
-                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None, None)
+                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None, None, Vec::new())
             };
             let sim = on_case_cpus(&replay::timeline(&r.replay, &result), &r.host_cpus);
             let mut comparison = compare(&r.live_on_case, &sim, &r.opts);
@@ -333,7 +351,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                     t.name = n.clone();
                 }
             }
-            tries.push((comparison, log, sim, forks));
+            tries.push((comparison, log, sim, forks, places));
         }
         let draws: Vec<Vec<TaskComparison>> = tries.iter().map(|t| t.0.tasks.clone()).collect();
         let slices: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
@@ -341,7 +359,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         let draws_with_live_layout = live_layout
             .as_ref()
             .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
-        let (comparison, log, sim, forks) = tries.swap_remove(draw);
+        let (comparison, log, sim, forks, places) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
             let replayed = r.replay.imported.report.pids();
             let pairing =
@@ -360,10 +378,10 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             signals,
             layout,
             forks,
+            places_set_ns: places,
             timeline: sim,
         });
     }
-    let kernel_positions = super::shadow::positions(&r.run.signals);
     let shadow = models.iter().find(|m| m.label == "linux").and_then(|m| {
         let spec = replay::spec_for(&r.replay, m);
         let pids: Vec<Pid> = r.pids.iter().copied().collect();

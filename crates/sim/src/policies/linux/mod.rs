@@ -48,6 +48,7 @@ pub mod fair_server;
 pub mod pelt;
 pub mod rt;
 pub mod smp;
+pub mod start_positions;
 
 use super::common::PerTask;
 use super::eevdf::{self, Features};
@@ -236,6 +237,8 @@ pub struct Linux {
     balance_draw: u64,
     /// The engine's tick, given to every CPU's fair queue (also to queues made later).
     tick: Option<Dur>,
+    /// The kernel's places for the fair tasks at the start ([`start_positions`]).
+    start: start_positions::StartPositions,
 }
 
 impl Linux {
@@ -252,6 +255,7 @@ impl Linux {
             util_est_at_start: Default::default(),
             balance_draw: 0,
             tick: None,
+            start: Default::default(),
             params,
         }
     }
@@ -389,6 +393,7 @@ impl Policy for Linux {
         } else {
             self.pull_rt(i, now);
         }
+        self.maybe_set_start_positions(i, now);
         // Pick; a CPU that finds nothing pulls work (newidle balance) and picks once more. One
         // call site, so that the pick is compiled into this function: its answer then stays in
         // registers instead of going through memory.
