@@ -91,28 +91,10 @@ pub fn rounds(readings: &[KernelPosition]) -> Vec<Vec<KernelPosition>> {
     out
 }
 
-/// One task of a round, as both sides have it: its weight and its virtual runtime in the
-/// kernel and in the shadow (each in its own frame: only differences between tasks count).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compared {
-    pub weight: u32,
-    pub kernel: i64,
-    pub shadow: i64,
-}
-
-/// How far to move each task's virtual runtime in the shadow so that every kernel − shadow
-/// difference is the same — their weighted mean, so the weighted sum of the moves is zero and
-/// the average `V` of a queue that holds all of them stays. Fewer than two tasks: nothing to
-/// compare, no moves.
-pub fn shifts(tasks: &[Compared]) -> Vec<i64> {
-    if tasks.len() < 2 {
-        return vec![0; tasks.len()];
-    }
-    let offsets: Vec<i128> = tasks.iter().map(|t| t.kernel as i128 - t.shadow as i128).collect();
-    let w: i128 = tasks.iter().map(|t| t.weight as i128).sum();
-    let mean = tasks.iter().zip(&offsets).map(|(t, o)| t.weight as i128 * o).sum::<i128>() / w.max(1);
-    offsets.iter().map(|o| (o - mean) as i64).collect()
-}
+/// How far to move each task so that the model's places match the kernel's: the arithmetic
+/// lives beside the run queue it moves ([`schedlab_sim::policies::eevdf::places`]), which the
+/// `linux` replay's start uses too.
+pub use schedlab_sim::policies::eevdf::places::{shifts, Compared};
 
 #[cfg(test)]
 mod tests {
@@ -142,12 +124,12 @@ mod tests {
     fn the_moves_make_every_offset_the_weighted_mean_and_sum_to_zero_by_weight() {
         // A hog (nice 0) 1000 ahead in the kernel's frame and two threads 700 and 1300 ahead: the
         // mean is 1000.
-        let c = |kernel, shadow| Compared { weight: 1024, kernel, shadow };
+        let c = |kernel, shadow| Compared { weight: 1024, kernel, model: shadow };
         assert_eq!(shifts(&[c(5_000, 4_000), c(2_700, 2_000), c(9_300, 8_000)]), vec![0, -300, 300]);
         // Weights 3121 and 1024: offsets 0 and 4145 → mean 1024, moves −1024 and 3121.
         let s = shifts(&[
-            Compared { weight: 3121, kernel: 10, shadow: 10 },
-            Compared { weight: 1024, kernel: 4_155, shadow: 10 },
+            Compared { weight: 3121, kernel: 10, model: 10 },
+            Compared { weight: 1024, kernel: 4_155, model: 10 },
         ]);
         assert_eq!(s, vec![-1024, 3121]);
         assert_eq!(3121 * s[0] + 1024 * s[1], 0);

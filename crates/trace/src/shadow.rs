@@ -510,7 +510,7 @@ impl Shadow<'_> {
             }
             let e = self.fair.e(t);
             tasks.push(t);
-            compared.push(Compared { weight: e.load.weight, kernel: r.vruntime, shadow: e.vruntime });
+            compared.push(Compared { weight: e.load.weight, kernel: r.vruntime, model: e.vruntime });
         }
         if let (Some((i, r)), Some(offset), Some((_, since))) = (running_read, offset, self.running) {
             // The kernel's last update of the running task, on the trace's clock: within this
@@ -523,7 +523,7 @@ impl Shadow<'_> {
                 let ran = load.vdelta((ts as i64 - updated).unsigned_abs()) as i64;
                 let then = if updated <= ts as i64 { now - ran } else { now + ran };
                 tasks.push(t);
-                compared.push(Compared { weight: load.weight, kernel: r.vruntime, shadow: then });
+                compared.push(Compared { weight: load.weight, kernel: r.vruntime, model: then });
             }
         }
         if compared.len() < 2 {

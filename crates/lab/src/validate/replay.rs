@@ -150,12 +150,15 @@ pub fn start_rounds(
         .into_iter()
         .filter_map(|round| {
             let at = round.first()?.at;
+            if at < replay.t0_ns {
+                return None;
+            }
             let tasks: Vec<(usize, i64)> = round
                 .iter()
-                .filter(|r| r.at < until_ns && r.at >= replay.t0_ns && waited(r.pid, r.at))
+                .filter(|r| r.at < until_ns && waited(r.pid, r.at))
                 .filter_map(|r| Some((pids.iter().position(|&p| p == r.pid)?, r.vruntime)))
                 .collect();
-            (tasks.len() >= 2 && at >= replay.t0_ns).then(|| StartRound { at: at - replay.t0_ns, tasks })
+            (tasks.len() >= 2).then(|| StartRound { at: at - replay.t0_ns, tasks })
         })
         .collect()
 }

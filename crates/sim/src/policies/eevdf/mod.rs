@@ -51,6 +51,7 @@
 //! holder into the RT class; the engine's inheritance compares `priority` numbers instead).
 
 pub mod arith;
+pub mod places;
 pub mod rq;
 pub mod tree;
 

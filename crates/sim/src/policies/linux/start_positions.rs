@@ -10,6 +10,7 @@
 //! is as of its last update), and so is one that does not wait in the replay.
 
 use super::{Class, Linux};
+use crate::policies::eevdf::places::{shifts, Compared};
 use crate::policy::{TaskId, Time};
 
 /// One round of readings: when (workload time) and, for each fair task that waited live then,
@@ -60,7 +61,7 @@ impl Linux {
             let round = self.start.next[i];
             self.start.next[i] += 1;
             let fair = &self.rqs[i].fair;
-            let waiting: Vec<(TaskId, i128, i128)> = self.start.rounds[round]
+            let waiting: Vec<(TaskId, Compared)> = self.start.rounds[round]
                 .tasks
                 .iter()
                 .filter(|&&(t, _)| {
@@ -71,18 +72,14 @@ impl Linux {
                         && !fair.is_stopped(t)
                         && self.rqs[i].curr.is_none_or(|(c, _)| c != t)
                 })
-                .map(|&(t, kernel)| {
-                    (t, i128::from(fair.e(t).load.weight), i128::from(kernel) - i128::from(fair.e(t).vruntime))
-                })
+                .map(|&(t, kernel)| (t, Compared { weight: fair.e(t).load.weight, kernel, model: fair.e(t).vruntime }))
                 .collect();
             if waiting.len() < 2 {
                 continue;
             }
-            let total: i128 = waiting.iter().map(|w| w.1).sum();
-            let mean = waiting.iter().map(|w| w.1 * w.2).sum::<i128>() / total.max(1);
+            let compared: Vec<Compared> = waiting.iter().map(|w| w.1).collect();
             let mut moved = 0u64;
-            for &(t, _, offset) in &waiting {
-                let dv = (offset - mean) as i64;
+            for (&(t, _), dv) in waiting.iter().zip(shifts(&compared)) {
                 self.rqs[i].fair.shift_vruntime(t, dv);
                 moved += dv.unsigned_abs();
             }
