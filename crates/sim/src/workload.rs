@@ -161,8 +161,8 @@ struct RawTask {
     /// The CPUs it may run on (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     affinity: Option<Vec<CpuId>>,
-    /// Scheduling class where the policy has several: other, batch, idle, fifo, rr, deadline
-    /// (linux); realtime, foreground (windows); a queue number (mlq).
+    /// Scheduling class where the policy has several: other, batch, idle, fifo, rr, deadline,
+    /// stop (linux: the kernel's stopper thread, in a replayed trace); realtime, foreground (windows); a queue number (mlq).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     class: Option<String>,
     /// Locks held during CPU bursts.
@@ -614,8 +614,8 @@ fn check_runtime(
         return Err(err(field, "must be > 0 ms (omit it for the default)"));
     }
     match class {
-        Some("fifo") | Some("rr") => {
-            Err(err(field, "a real-time (fifo/rr) task has no runtime; it is for deadline and fair tasks"))
+        Some("fifo") | Some("rr") | Some("stop") => {
+            Err(err(field, "a real-time (fifo/rr/stop) task has no runtime; it is for deadline and fair tasks"))
         }
         Some("deadline") => {
             if r < DL_MIN_RUNTIME {

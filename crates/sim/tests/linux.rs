@@ -581,3 +581,32 @@ fn a_held_task_woken_before_it_blocks_goes_on_where_its_next_burst_is_held() {
     }
     assert_eq!(reads, [(0, 0, 0), (2, 1, 10)], "(burst, CPU, start in 0.1 ms)");
 }
+
+/// A real-time task pre-empted on its CPU by a higher real-time task is pushed to a CPU that
+/// runs only fair work (`set_next_task_rt()` pushes what waits behind the task it picks); one
+/// pre-empted by the stopper thread stays and runs on once the stopper is done
+/// (`set_next_task_stop()` pushes nothing). A FIFO task of priority 40 runs 5 ms on CPU 0 from 0;
+/// at 1 ms a task of priority 99 (class `fifo`, or `stop`) held on CPU 0 runs 0.1 ms; a hog
+/// keeps CPU 1 busy.
+#[test]
+fn a_task_the_stopper_preempts_stays_where_a_higher_real_time_task_pushes_it() {
+    let run_with = |preempter: &str| {
+        let fifo = class("fifo", 40, TaskSpec::cpu("fifo", 0, 5 * MS));
+        let mut fifo = pinned(fifo, 0);
+        fifo.affinity = None;
+        let mut high = class(preempter, 99, TaskSpec::cpu(preempter, MS, MS / 10));
+        high.start_cpu = Some(0);
+        high.burst_cpus = vec![0];
+        let hog = pinned(TaskSpec::cpu("hog", 0, 20 * MS), 1);
+        let w = Workload { cpus: Some(2), tasks: vec![fifo, high, hog] };
+        let r =
+            run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), check_invariants: true, ..SimConfig::default() });
+        let cpus: Vec<(usize, u64)> =
+            r.slices.iter().filter(|s| s.task == 0).map(|s| (s.cpu, s.start / (MS / 10))).collect();
+        cpus
+    };
+    // Pushed at 1 ms: the rest of its run (4 ms) on CPU 1, pre-empting the hog.
+    assert_eq!(run_with("fifo"), [(0, 0), (1, 10)]);
+    // Left on CPU 0: it runs again there at 1.1 ms.
+    assert_eq!(run_with("stop"), [(0, 0), (0, 11)]);
+}

@@ -105,3 +105,24 @@ fn held_tasks_keep_the_cpu_each_burst_began_on() {
     let e = schedlab_sim::workload::Workload::from_json_str(&bad.to_string()).unwrap_err();
     assert_eq!(e.field, "tasks[2].burst_cpus", "{e}");
 }
+
+/// Without metadata a task at real-time priority 99 (trace prio 0) is SCHED_FIFO 99 — unless it
+/// is the kernel's stopper thread (`migration/N`), whose class is the stop class: it imports as
+/// class `stop`, which the `linux` model runs as priority 99 without pushing what it pre-empts.
+#[test]
+fn the_stopper_thread_imports_as_the_stop_class() {
+    let text = "\
+          <idle>-0     [000] d..2.  1000.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=migration/0 next_pid=18 next_prio=0
+     migration/0-18    [000] d..2.  1000.000020: sched_switch: prev_comm=migration/0 prev_pid=18 prev_prio=0 prev_state=S ==> next_comm=watchdog next_pid=40 next_prio=0
+        watchdog-40    [000] d..2.  1000.000050: sched_switch: prev_comm=watchdog prev_pid=40 prev_prio=0 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+";
+    let (tl, _) = Timeline::from_text(text, None);
+    let imp = import(&tl, &ImportOptions::new(Select::All));
+    let class_of = |pid: i32| {
+        let i = imp.report.pids().iter().position(|&p| p == pid).expect("imported");
+        (imp.workload.tasks[i].class.as_deref().map(str::to_string), imp.workload.tasks[i].priority)
+    };
+    assert_eq!(class_of(18), (Some("stop".to_string()), 99));
+    assert_eq!(class_of(40), (Some("fifo".to_string()), 99));
+    assert!(imp.report.notes_for(18).any(|n| n.kind == NoteKind::PolicyGuessed && n.detail.contains("stopper")));
+}

@@ -323,6 +323,16 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
             }
             match seen {
                 Some(PrioClass::Fair { nice }) => s.nice = nice,
+                Some(PrioClass::RealTime { rt_priority: 99 }) if is_stopper(&t.comm) => {
+                    s.class = Some("stop".into());
+                    s.priority = 99;
+                    note(
+                        notes,
+                        t.pid,
+                        NoteKind::PolicyGuessed,
+                        "the kernel's stopper thread (shown as real-time priority 99): stop class",
+                    );
+                }
                 Some(PrioClass::RealTime { rt_priority }) => {
                     s.class = Some("fifo".into());
                     s.priority = rt_priority as i32;
@@ -358,6 +368,12 @@ fn sched_of(t: &TaskTimeline, start: u64, meta: Option<&TraceMeta>, notes: &mut 
         }
     }
     s
+}
+
+/// The kernel's per-CPU stopper thread (`migration/N`): the stop class, which the trace shows as
+/// real-time priority 99 (`sched_set_stop_task()` gives it SCHED_FIFO 99 for that).
+fn is_stopper(comm: &str) -> bool {
+    comm.strip_prefix("migration/").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Import the selected tasks of `tl` as a workload.

@@ -6,11 +6,15 @@
 //!   with `runtime`, `deadline` (relative) and `period`;
 //! - `"fifo"` / `"rr"` — SCHED_FIFO / SCHED_RR ([`rt`]): `priority` is the Linux real-time
 //!   priority 1–99 and **a higher number wins**; RR's time slice is `rr_quantum` (100 ms);
+//! - `"stop"` — the kernel's stopper thread (`migration/N`, which a trace shows as real-time
+//!   priority 99): run as a real-time task of `priority` 99, except that the task it pre-empts
+//!   stays where it is. Picking a real-time task pushes the ones that wait behind it to other
+//!   CPUs (`set_next_task_rt()`); picking the stopper pushes nothing (`set_next_task_stop()`),
+//!   and when it is done the task it pre-empted runs again on the same CPU;
 //! - anything else — the fair class ([`super::eevdf`]): `"batch"` is SCHED_BATCH, `"idle"` is
 //!   SCHED_IDLE, otherwise SCHED_OTHER; `runtime` is a custom slice.
 //!
-//! The stop class has no tasks here (it runs the kernel's stopper threads) and the idle class
-//! is an idle CPU. A task of a higher class pre-empts one of a lower class at once
+//! The idle class is an idle CPU. A task of a higher class pre-empts one of a lower class at once
 //! (`wakeup_preempt()`); within a class the class decides. Two mechanisms keep real-time tasks
 //! from starving the rest: classic RT throttling ([`bandwidth`]: a CPU's RT tasks stop for the
 //! rest of the period once they have run `rt_runtime` of it, and the CPU runs fair tasks or
@@ -33,7 +37,8 @@
 //! active balancing, and the push and pull of RT and deadline tasks. A fair task's lag and
 //! relative deadline go with it when it moves.
 //!
-//! Not modelled: the stop class, task groups (autogroup: every task is in one group here),
+//! Not modelled: the stop class's place above the deadline class and outside RT throttling (a
+//! stopper runs for microseconds, and ranks here as real-time priority 99), task groups (autogroup: every task is in one group here),
 //! priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
 //! inheritance ranks priorities the other way, so this policy ignores it: a lock is a plain
 //! futex, handed to its waiters in the kernel's priority order, see `lock_rank`), SCHED_DEADLINE's
@@ -71,7 +76,7 @@ impl Class {
     pub fn of(class: Option<&str>) -> Class {
         match class {
             Some("deadline") => Class::Deadline,
-            Some("fifo") | Some("rr") => Class::RealTime,
+            Some("fifo") | Some("rr") | Some("stop") => Class::RealTime,
             _ => Class::Fair,
         }
     }
@@ -221,6 +226,12 @@ pub struct Linux {
     params: LinuxParams,
     label: String,
     class: PerTask<Class>,
+    /// The stopper threads (class `stop`): their picks push nothing.
+    stopper: PerTask<bool>,
+    /// A task was moved to another CPU's queue outside a wake-up (a push from a pick): the
+    /// engine is to ask at once whether that CPU's running task gives way (`resched_curr()` of
+    /// the CPU pushed to), through a timer due now.
+    resched_pending: bool,
     /// The CPU whose queue a task is on, or was on last.
     task_cpu: PerTask<CpuId>,
     rqs: Vec<CpuRq>,
@@ -246,6 +257,8 @@ impl Linux {
         Linux {
             label: params.label(),
             class: PerTask::default(),
+            stopper: PerTask::default(),
+            resched_pending: false,
             task_cpu: PerTask::default(),
             rqs: vec![CpuRq::new(0, &params)],
             bw: RtBandwidth::new(params.rt_runtime, params.rt_period, params.rt_phase),
@@ -352,6 +365,7 @@ impl Policy for Linux {
         self.now = now;
         if why == EnqueueReason::New {
             self.class.set(task.id, Class::of(task.class));
+            self.stopper.set(task.id, task.class == Some("stop"));
         }
         if self.smp.is_none() {
             self.enqueue_on(0, task, why, now);
@@ -412,7 +426,7 @@ impl Policy for Linux {
         if self.smp.is_some() {
             self.task_cpu.set(pick.task, i);
             self.after_pick(i, now);
-            if self.class.get(pick.task) != Class::Fair {
+            if self.class.get(pick.task) != Class::Fair && !self.stopper.get(pick.task) {
                 // set_next_task_rt/dl(): what waits behind it goes where it can run.
                 self.push_rt(i, now);
             }
@@ -468,6 +482,7 @@ impl Policy for Linux {
             smp.forget(task);
         }
         self.class.set(task, Class::Fair);
+        self.stopper.set(task, false);
     }
 
     /// A futex wakes its waiters in the order of their kernel priority, clamped to that of a
@@ -525,6 +540,9 @@ impl Policy for Linux {
             (Some(n), Some(t)) => Some(n.min(t)),
             (n, t) => n.or(t),
         };
+        if self.resched_pending {
+            return Some(self.now);
+        }
         let mut next = None;
         for rq in &self.rqs {
             next = earlier(next, rq.dl.next_timer());
@@ -570,6 +588,8 @@ impl Policy for Linux {
         if self.smp.is_some() {
             self.tick_balance(now);
         }
+        // What this timer moved, and what a pick moved before it, is asked about next.
+        self.resched_pending = false;
     }
 
     fn preempt_current(&mut self, running: TaskId, now: Time) -> bool {

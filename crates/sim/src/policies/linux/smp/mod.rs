@@ -41,7 +41,8 @@ pub struct ViewCopy {
 
 impl ViewCopy {
     fn of(t: &TaskView) -> Self {
-        let class = t.class.and_then(|c| ["deadline", "fifo", "rr", "batch", "idle"].into_iter().find(|&k| k == c));
+        let class =
+            t.class.and_then(|c| ["deadline", "fifo", "rr", "stop", "batch", "idle"].into_iter().find(|&k| k == c));
         ViewCopy {
             priority: t.priority,
             nice: t.nice,

@@ -28,6 +28,7 @@ impl Linux {
         let view = self.smp.as_ref().expect("smp").tasks.get(t).view;
         self.enqueue_on(to, &view.view(t), EnqueueReason::Migrated, now);
         self.after_enqueue(t, to, EnqueueReason::Migrated, now);
+        self.resched_pending = true;
     }
 
     /// `push_dl_task()` for `t`, just replenished on CPU `i`.
