@@ -448,21 +448,24 @@ impl Linux {
         pulled && self.rqs[i].waiting() > 0
     }
 
-    /// The next tick at which balancing may have something to do.
+    /// The next tick at which balancing may have something to do, or change its own state.
     pub(crate) fn balance_timer(&self) -> Option<Time> {
         let smp = self.smp.as_ref()?;
         let busy_overloaded = self.overloaded();
         let active = smp.cpus.iter().any(|c| c.active.is_some());
         let misfit = self.rqs.iter().any(|rq| rq.is_idle())
             && (0..self.rqs.len()).any(|c| self.rqs[c].fair_runnable() >= 1 && reduced(smp.capacity(c, self.now)));
-        if !(busy_overloaded || active || misfit) {
-            return None;
-        }
         let now = self.now;
-        if now.is_multiple_of(smp.tick) && smp.last_tick != Some(now) {
-            return Some(now);
-        }
-        Some((now / smp.tick + 1) * smp.tick)
+        let from = if busy_overloaded || active || misfit {
+            now
+        } else {
+            // Nothing to move, but a busy CPU's balancer still runs when due and finds its domain
+            // balanced: that clears its failure count and stretches its interval, which decide
+            // when it next moves a task. Skipped, the next balance would count one more failure.
+            (0..self.rqs.len()).filter(|&c| !self.rqs[c].is_idle()).map(|c| smp.cpus[c].next_balance).min()?.max(now)
+        };
+        let tick = from.div_ceil(smp.tick) * smp.tick;
+        Some(if smp.last_tick == Some(tick) { tick + smp.tick } else { tick })
     }
 
     /// At a tick: each busy CPU balances when due (`sched_balance_trigger()`), and kicks an idle
@@ -556,5 +559,34 @@ mod tests {
         assert!(Linux::source_rq(&busiest(1, 1400, 800), 100));
         // No runnable fair task at all: nothing to take.
         assert!(!Linux::source_rq(&busiest(0, 1400, 1024), 100));
+    }
+
+    /// A busy CPU's balancer runs when due even when no CPU has two tasks: finding its domain
+    /// balanced clears its failure count and stretches its interval (`out_balanced:` of
+    /// `sched_balance_rq()`). Were that balance skipped, the next one, made when a CPU has two
+    /// tasks again, would count one more failure and move a task sooner than the kernel does.
+    #[test]
+    fn a_busy_cpus_due_balance_is_a_timer_even_when_nothing_is_overloaded() {
+        use crate::policies::linux::LinuxParams;
+        use crate::policy::{EnqueueReason, Policy, TaskView, MS};
+        let mut linux = Linux::new(LinuxParams::default());
+        Policy::set_cpus(&mut linux, 2);
+        let hog = TaskView { start_cpu: Some(0), ..TaskView::new(0) };
+        linux.enqueue(&hog, EnqueueReason::New, 0);
+        assert_eq!(linux.pick_next(0, 0).map(|p| p.task), Some(0));
+        linux.smp.as_mut().unwrap().cpus[0].nr_balance_failed = 1;
+        // One task on CPU 0, none on CPU 1: nothing to move. The first tick sets when CPU 0's
+        // busy balance is due: 28 ms in (its interval of 2 ms × 16, in 4 ms ticks, less one).
+        assert_eq!(linux.balance_timer(), Some(0));
+        linux.tick_balance(0);
+        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 0, "not due at 0");
+        assert_eq!(linux.balance_timer(), Some(28 * MS));
+        linux.now = 28 * MS;
+        linux.tick_balance(28 * MS);
+        let cpu = &linux.smp.as_ref().unwrap().cpus[0];
+        assert_eq!((cpu.last_balance, cpu.nr_balance_failed), (28 * MS, 0), "balanced: the failure is cleared");
+        assert_eq!(cpu.balance_interval, 4 * MS, "and the interval doubled");
+        // The next is 4 ms × 16 = 64 ms (15 ticks) on.
+        assert_eq!(linux.balance_timer(), Some(88 * MS));
     }
 }
