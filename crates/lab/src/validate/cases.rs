@@ -189,7 +189,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two SCHED_FIFO tasks (3 ms every 10 ms) above two SCHED_OTHER hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the hogs' switch rates follow which CPU each FIFO wake-up lands on and when balancing moves a hog; with each CPU's capacity reduced by its FIFO task a CPU with one runnable task is a balancing source, and the model's capacities, which follow each CPU's RT time, differ from the kernel's at other moments, so in some repeats it swaps the hogs back and forth",
+                "the hogs' shares and switch rates follow which CPU each FIFO task runs on and when balancing moves a hog; with a CPU's capacity reduced by its FIFO tasks its hog is a balancing source, the busy CPU pulls it after failed attempts and the other CPU, idle between FIFO runs, pulls a hog back — and which of the two hogs then sharing a CPU waits at that instant, and comes back, is chance the model draws apart from the kernel: a swap reads as two shares off",
                 ),
                 tasks: vec![
                     CaseTask::rt("fifo-a", Periodic { run_ms: 3.0, sleep_ms: 7.0 }, "fifo", 50),
