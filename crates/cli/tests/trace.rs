@@ -3,7 +3,8 @@
 //! switches and the hypervisor's steal leave unknown, which the import and the recording
 //! measure); and the private tracefs instance a recording makes is gone after SIGINT and
 //! SIGTERM, and after SIGKILL the next recording removes it; `validate` on a two-CPU case sets
-//! the kernel's load-tracking signals of each task beside the `linux` model's. Needs root and
+//! the kernel's load-tracking signals of each task beside the `linux` model's, and one killed
+//! mid-suite keeps the runs it recorded, replayable. Needs root and
 //! tracefs (and two CPUs for the last); fails in CI without them.
 
 mod common;
@@ -389,4 +390,61 @@ fn a_recording_keeps_the_kernels_count_of_each_threads_cpu_time() {
         (kernel_ms - traced_ms).abs() <= 0.05 * kernel_ms + 10.0,
         "kernel {kernel_ms:.1} ms, trace {traced_ms:.1} ms"
     );
+}
+
+/// A validate run SIGKILLed after its first case keeps that case's recording (written as soon as
+/// the run was over, under `<out>/validate/unfinished-…`), which `validate --replay` judges;
+/// `schedlab restore` then puts back what the dead run changed (autogroup).
+#[test]
+fn a_validate_killed_mid_suite_keeps_what_it_recorded() {
+    let Some((_machine, dir)) = live_setup("killing a validate run") else { return };
+    let autogroup = || std::fs::read_to_string(schedlab_os::autogroup::SETTING).unwrap_or_default();
+    let before = autogroup();
+    let mut c = schedlab()
+        .args(["validate", "--cases", "nice-hogs,rr-pair", "--repeats", "2", "--for", "1s", "--draws", "1", "--out"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let recordings = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d).map_or_else(|_| Vec::new(), |r| r.map(|e| e.unwrap().path()).collect())
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let unfinished = loop {
+        let found = recordings(&dir.path().join("validate"))
+            .into_iter()
+            .find(|d| recordings(&d.join("recordings")).iter().any(|f| f.to_string_lossy().ends_with(".json.gz")));
+        if let Some(d) = found {
+            break d;
+        }
+        assert!(Instant::now() < deadline, "no recording written within 120 s");
+        assert!(c.try_wait().unwrap().is_none(), "validate ended before it recorded a run");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let name = unfinished.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("unfinished-"), "{name}");
+    let files: Vec<String> = recordings(&unfinished.join("recordings"))
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(files.contains(&"setup.json".to_string()), "{files:?}");
+    assert!(files.contains(&"nice-hogs-1.json.gz".to_string()), "{files:?}");
+    assert!(files.iter().all(|f| !f.ends_with(".partial")), "a half-written file: {files:?}");
+    let doc: Value = serde_json::from_str(&ok(
+        schedlab().args(["validate", "--json", "--no-save", "--replay"]).arg(&unfinished).output().unwrap(),
+        "validate --replay of the killed run",
+    ))
+    .unwrap();
+    let judged = doc["results"]["judgements"].as_array().expect("judgements");
+    assert!(judged.iter().any(|j| j["case"] == "nice-hogs" && j["model"] == "linux"), "{judged:?}");
+    // The dead run's guardian heals it as the run dies; `restore` heals whatever it has not yet.
+    ok(schedlab().arg("restore").output().unwrap(), "schedlab restore");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while autogroup() != before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(autogroup(), before, "autogroup put back after the killed run");
 }

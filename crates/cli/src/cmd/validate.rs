@@ -6,7 +6,7 @@ use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use crate::progress::CommandProgress;
 use crate::units;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use schedlab_lab::validate::{self, cases, Params, ReplayParams, Validate};
 use schedlab_lab::{Experiment, Scale};
 use schedlab_report::section::Table;
@@ -31,7 +31,9 @@ met the goal in each repeat, and whether the kernel's own repeats agreed within 
 Needs root. See docs/validate.md.
 
 Every live run is kept in the run directory (recordings/: the trace, the kernel's readings
-beside it, the probes' wake-up delays). --replay DIR judges those runs again under this
+beside it, the probes' wake-up delays), and while the suite runs each one is also written to
+<out>/validate/unfinished-<stamp>-<pid>/ as soon as it is over, so a run that dies (SIGKILL, a
+crash) keeps what it recorded; a run that ends removes that directory. --replay DIR judges those runs again under this
 schedlab's models, without root and without running anything live: a changed model is then
 compared on the very runs the old one was judged on.
 
@@ -125,10 +127,27 @@ pub fn run(a: Args) -> Result<()> {
         params.duration_ns = d.as_nanos() as u64;
     }
     params.selected(true)?;
+    // Each recording is also written here as soon as it is made, so a run that dies keeps them;
+    // a run that ends removes it once its run directory is written.
+    let unfinished = (!a.output.no_save).then(|| {
+        let stamp = schedlab_report::results::now_utc().replace([':', '-'], "");
+        a.output.out.join(Validate.name()).join(format!("unfinished-{stamp}-{}", std::process::id()))
+    });
+    if let Some(dir) = &unfinished {
+        eprintln!(
+            "schedlab: recordings are also kept in {} as they are made (if this run dies: schedlab validate \
+             --replay {0})",
+            dir.display()
+        );
+    }
+    params.keep_as_made = unfinished.clone();
     let host = Host::collect();
     let progress = CommandProgress::start(Validate.name(), Validate.title(), params.estimate_s(host.facts.cpus_online));
     let section = validate::run(&params, &host.context(Scale::Default, &progress))?;
     drop(progress);
     output::emit(section, &a.output, &host)?;
+    if let Some(dir) = unfinished.filter(|d| d.exists()) {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
     Ok(())
 }

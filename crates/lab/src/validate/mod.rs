@@ -5,6 +5,7 @@
 //! second, wake-up latency, the time both ran the same task — and judged against schedlab's goal
 //! over the repeats ([`judge`]), in tables ([`tables`]) and stacked timelines ([`figure`]).
 
+pub mod as_made;
 pub mod busy;
 pub mod cases;
 pub mod draws;
@@ -48,6 +49,9 @@ pub struct Params {
     /// Replays of each run under each model, each with its own draw of the wake-up delays
     /// ([`draws`]).
     pub draws: usize,
+    /// A directory to write each recording to as soon as it is made ([`as_made`]): a run that
+    /// dies keeps what it recorded there. None: the recordings are only in the run directory.
+    pub keep_as_made: Option<std::path::PathBuf>,
 }
 
 impl Params {
@@ -57,7 +61,14 @@ impl Params {
             Scale::Default => (3, 5, 5),
             Scale::Full => (5, 10, 7),
         };
-        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS, autogroup_off: true, draws }
+        Params {
+            cases: Vec::new(),
+            repeats,
+            duration_ns: secs * 1_000 * MS,
+            autogroup_off: true,
+            draws,
+            keep_as_made: None,
+        }
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
@@ -143,6 +154,21 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let tick = models.iter().find_map(|m| m.tick);
     ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
     let dz_run = probe::delay_zero::record(&exe, plan.one_cpu[0], tick, 2_000 * MS, params.draws)?;
+    let as_made = match &params.keep_as_made {
+        Some(dir) => {
+            let early: Vec<Model> = models.iter().cloned().map(|m| m.with_wake_delays(wake.delays())).collect();
+            let said = format!(
+                "An unfinished run, recorded until it stopped: machine {}; {autogroup_said}. {} {} The wake-up \
+                 delays of the probe before the cases only, and DELAY_ZERO as the model's default (a finished \
+                 run pools every probe and judges DELAY_ZERO by its probe).",
+                ctx.machine.sentence(),
+                probe.sentence(),
+                wake.sentence(),
+            );
+            Some(as_made::AsMade::start(dir, &Setup::new(&plan, tick, &early, said))?)
+        }
+        None => None,
+    };
     let total = chosen.len() * params.repeats;
     let mut recorded: Vec<(&Case, Recording)> = Vec::with_capacity(total);
     let mut near_probes: Vec<probe::per_run::Probed> = Vec::with_capacity(total);
@@ -164,6 +190,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             }
             ctx.progress.update(recording(recorded.len()), &what);
             let rec = measure::record_case(case, repeat, &plan, &exe)?;
+            if let Some(kept) = &as_made {
+                kept.add(&rec)?;
+            }
             s.files.push(DataFile::bytes(rec.file_name(), rec.to_gz()?));
             recorded.push((case, rec));
         }
