@@ -162,7 +162,8 @@ struct RawTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     affinity: Option<Vec<CpuId>>,
     /// Scheduling class where the policy has several: other, batch, idle, fifo, rr, deadline,
-    /// stop (linux: the kernel's stopper thread, in a replayed trace); realtime, foreground (windows); a queue number (mlq).
+    /// stop (linux; `stop` is the kernel's stopper thread, in a replayed trace); realtime,
+    /// foreground (windows); a queue number (mlq).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     class: Option<String>,
     /// Locks held during CPU bursts.

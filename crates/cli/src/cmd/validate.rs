@@ -33,9 +33,9 @@ Needs root. See docs/validate.md.
 Every live run is kept in the run directory (recordings/: the trace, the kernel's readings
 beside it, the probes' wake-up delays), and while the suite runs each one is also written to
 <out>/validate/unfinished-<stamp>-<pid>/ as soon as it is over, so a run that dies (SIGKILL, a
-crash) keeps what it recorded; a run that ends removes that directory. --replay DIR judges those runs again under this
-schedlab's models, without root and without running anything live: a changed model is then
-compared on the very runs the old one was judged on.
+crash) keeps what it recorded; a run that ends removes that directory. --replay DIR judges
+those runs again under this schedlab's models, without root and without running anything
+live: a changed model is then compared on the very runs the old one was judged on.
 
 Examples:
   sudo schedlab validate --quick

@@ -14,8 +14,8 @@
 //! - anything else — the fair class ([`super::eevdf`]): `"batch"` is SCHED_BATCH, `"idle"` is
 //!   SCHED_IDLE, otherwise SCHED_OTHER; `runtime` is a custom slice.
 //!
-//! The idle class is an idle CPU. A task of a higher class pre-empts one of a lower class at once
-//! (`wakeup_preempt()`); within a class the class decides. Two mechanisms keep real-time tasks
+//! The idle class is an idle CPU. A task of a higher class pre-empts one of a lower class at
+//! once (`wakeup_preempt()`); within a class the class decides. Two mechanisms keep real-time tasks
 //! from starving the rest: classic RT throttling ([`bandwidth`]: a CPU's RT tasks stop for the
 //! rest of the period once they have run `rt_runtime` of it, and the CPU runs fair tasks or
 //! idles) and the fair deadline server ([`fair_server`]: 50 ms of every second for fair tasks
@@ -38,8 +38,8 @@
 //! relative deadline go with it when it moves.
 //!
 //! Not modelled: the stop class's place above the deadline class and outside RT throttling (a
-//! stopper runs for microseconds, and ranks here as real-time priority 99), task groups (autogroup: every task is in one group here),
-//! priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
+//! stopper runs for microseconds, and ranks here as real-time priority 99), task groups
+//! (autogroup: every task is in one group here), priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
 //! inheritance ranks priorities the other way, so this policy ignores it: a lock is a plain
 //! futex, handed to its waiters in the kernel's priority order, see `lock_rank`), SCHED_DEADLINE's
 //! bandwidth reclaiming (GRUB, off by default), the fair server's place among deadline tasks
@@ -226,8 +226,6 @@ pub struct Linux {
     params: LinuxParams,
     label: String,
     class: PerTask<Class>,
-    /// The stopper threads (class `stop`): their picks push nothing.
-    stopper: PerTask<bool>,
     /// A task was moved to another CPU's queue outside a wake-up (a push from a pick): the
     /// engine is to ask at once whether that CPU's running task gives way (`resched_curr()` of
     /// the CPU pushed to), through a timer due now.
@@ -257,7 +255,6 @@ impl Linux {
         Linux {
             label: params.label(),
             class: PerTask::default(),
-            stopper: PerTask::default(),
             resched_pending: false,
             task_cpu: PerTask::default(),
             rqs: vec![CpuRq::new(0, &params)],
@@ -365,7 +362,6 @@ impl Policy for Linux {
         self.now = now;
         if why == EnqueueReason::New {
             self.class.set(task.id, Class::of(task.class));
-            self.stopper.set(task.id, task.class == Some("stop"));
         }
         if self.smp.is_none() {
             self.enqueue_on(0, task, why, now);
@@ -426,8 +422,9 @@ impl Policy for Linux {
         if self.smp.is_some() {
             self.task_cpu.set(pick.task, i);
             self.after_pick(i, now);
-            if self.class.get(pick.task) != Class::Fair && !self.stopper.get(pick.task) {
-                // set_next_task_rt/dl(): what waits behind it goes where it can run.
+            if self.class.get(pick.task) != Class::Fair && !self.is_stopper(pick.task) {
+                // set_next_task_rt/dl(): what waits behind it goes where it can run (the
+                // stopper's set_next_task_stop() pushes nothing).
                 self.push_rt(i, now);
             }
         }
@@ -482,7 +479,6 @@ impl Policy for Linux {
             smp.forget(task);
         }
         self.class.set(task, Class::Fair);
-        self.stopper.set(task, false);
     }
 
     /// A futex wakes its waiters in the order of their kernel priority, clamped to that of a

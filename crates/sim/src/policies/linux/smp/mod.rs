@@ -375,6 +375,11 @@ impl Linux {
         }
     }
 
+    /// Is `t` the stopper thread (class `stop`, as it was placed)?
+    pub(crate) fn is_stopper(&self, t: TaskId) -> bool {
+        self.smp.as_ref().and_then(|s| s.tasks.get_ref(t)).is_some_and(|s| s.view.class == Some("stop"))
+    }
+
     /// Move `t`, placed on another CPU than its last, there; a woken fair task is aged first, as
     /// `migrate_task_rq_fair()` does ([`Smp::age`]).
     fn move_placed(&mut self, t: TaskId, from: usize, to: usize, woken: bool, now: Time) {
