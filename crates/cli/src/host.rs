@@ -24,9 +24,15 @@ impl Host {
         Host { facts, provenance }
     }
 
-    /// What an experiment is given.
-    pub fn context<'a>(&'a self, scale: Scale, progress: &'a dyn Progress) -> RunContext<'a> {
-        RunContext { scale, machine: &self.facts, progress }
+    /// What an experiment is given; `keep_dir`: where it may keep what it makes until its results
+    /// are written ([`crate::unfinished`]), `None` when nothing is saved.
+    pub fn context<'a>(
+        &'a self,
+        scale: Scale,
+        progress: &'a dyn Progress,
+        keep_dir: Option<std::path::PathBuf>,
+    ) -> RunContext<'a> {
+        RunContext { scale, machine: &self.facts, progress, keep_dir }
     }
 }
 

@@ -12,6 +12,7 @@ mod host;
 mod output;
 mod paths;
 mod progress;
+mod unfinished;
 mod units;
 mod workload_file;
 

@@ -133,6 +133,11 @@ fn sigkill_mid_run_leaves_a_database_that_lists_finished_runs_and_marks_the_inte
         html.contains(r#"data-experiment="drill-2""#) && html.contains("pending: reproduce had not reached it yet")
     );
     assert!(html.contains("if reproduce is no longer running, it was killed"), "drill-3 is shown as running");
+    // What the killed experiment kept as it went is still there; the finished ones removed theirs.
+    assert_eq!(unfinished(dir.path(), "drill-1").len(), 0);
+    let kept = unfinished(dir.path(), "drill-3");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::read_to_string(kept[0].join("started")).unwrap(), "drill-3");
     // A later run appends to the same database.
     run_ok(dir.path(), &["reproduce", "--test-drill", "10ms"]);
     assert_eq!(
@@ -289,6 +294,21 @@ fn failures_are_reported_and_the_rest_carry_on() {
     let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
     assert!(html.contains("failed: panicked: the drill was told to panic"));
     assert!(html.contains("not run: the drill pretends a facility is missing"));
+    // A failed experiment's work kept as it went stays, and its summary says where.
+    let kept = unfinished(dir.path(), "drill-1");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let summary = doc["sections"][0]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains(&format!("kept in {}", kept[0].strip_prefix(dir.path()).unwrap().display())), "{summary}");
+    assert_eq!(unfinished(dir.path(), "drill-4").len(), 0);
+}
+
+/// The `unfinished-*` directories under `results/<experiment>/`.
+fn unfinished(dir: &Path, experiment: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir.join("results").join(experiment)) else { return Vec::new() };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("unfinished-"))
+        .collect()
 }
 
 #[test]

@@ -52,6 +52,10 @@ pub struct RunContext<'a> {
     /// a 2-CPU machine"; the same facts go into results.json).
     pub machine: &'a MachineFacts,
     pub progress: &'a dyn Progress,
+    /// Where the experiment may keep what it makes as soon as it is made, so a run that dies
+    /// before its results are written leaves it (validate's recordings); `None` when the run saves
+    /// nothing. The caller removes it once the run's results are written.
+    pub keep_dir: Option<std::path::PathBuf>,
 }
 
 /// A registered experiment.

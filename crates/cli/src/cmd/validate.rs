@@ -6,7 +6,7 @@ use crate::host::Host;
 use crate::output::{self, OutputArgs};
 use crate::progress::CommandProgress;
 use crate::units;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use schedlab_lab::validate::{self, cases, Params, ReplayParams, Validate};
 use schedlab_lab::{Experiment, Scale};
 use schedlab_report::section::Table;
@@ -106,7 +106,7 @@ pub fn run(a: Args) -> Result<()> {
         let params = ReplayParams { cases: a.cases.clone(), draws: a.draws.map(|d| d as usize) };
         let host = Host::collect();
         let progress = CommandProgress::start(Validate.name(), Validate.title(), 60.0);
-        let section = validate::replay_saved(dir, &params, &host.context(Scale::Default, &progress))?;
+        let section = validate::replay_saved(dir, &params, &host.context(Scale::Default, &progress, None))?;
         drop(progress);
         output::emit(section, &a.output, &host)?;
         return Ok(());
@@ -129,10 +129,7 @@ pub fn run(a: Args) -> Result<()> {
     params.selected(true)?;
     // Each recording is also written here as soon as it is made, so a run that dies keeps them;
     // a run that ends removes it once its run directory is written.
-    let unfinished = (!a.output.no_save).then(|| {
-        let stamp = schedlab_report::results::now_utc().replace([':', '-'], "");
-        a.output.out.join(Validate.name()).join(format!("unfinished-{stamp}-{}", std::process::id()))
-    });
+    let unfinished = (!a.output.no_save).then(|| crate::unfinished::dir(&a.output.out, Validate.name()));
     if let Some(dir) = &unfinished {
         eprintln!(
             "schedlab: recordings are also kept in {} as they are made (if this run dies: schedlab validate \
@@ -140,14 +137,13 @@ pub fn run(a: Args) -> Result<()> {
             dir.display()
         );
     }
-    params.keep_as_made = unfinished.clone();
     let host = Host::collect();
     let progress = CommandProgress::start(Validate.name(), Validate.title(), params.estimate_s(host.facts.cpus_online));
-    let section = validate::run(&params, &host.context(Scale::Default, &progress))?;
+    let section = validate::run(&params, &host.context(Scale::Default, &progress, unfinished.clone()))?;
     drop(progress);
     output::emit(section, &a.output, &host)?;
-    if let Some(dir) = unfinished.filter(|d| d.exists()) {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    if let Some(dir) = unfinished {
+        crate::unfinished::remove(&dir)?;
     }
     Ok(())
 }

@@ -49,9 +49,6 @@ pub struct Params {
     /// Replays of each run under each model, each with its own draw of the wake-up delays
     /// ([`draws`]).
     pub draws: usize,
-    /// A directory to write each recording to as soon as it is made ([`as_made`]): a run that
-    /// dies keeps what it recorded there. None: the recordings are only in the run directory.
-    pub keep_as_made: Option<std::path::PathBuf>,
 }
 
 impl Params {
@@ -61,14 +58,7 @@ impl Params {
             Scale::Default => (3, 5, 5),
             Scale::Full => (5, 10, 7),
         };
-        Params {
-            cases: Vec::new(),
-            repeats,
-            duration_ns: secs * 1_000 * MS,
-            autogroup_off: true,
-            draws,
-            keep_as_made: None,
-        }
+        Params { cases: Vec::new(), repeats, duration_ns: secs * 1_000 * MS, autogroup_off: true, draws }
     }
 
     /// Rough wall time: the probes (six wake-up probes of 2 s, the DELAY_ZERO probe of 2 s and the
@@ -154,7 +144,9 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
     let tick = models.iter().find_map(|m| m.tick);
     ctx.progress.update(0.0, "probing how a delayed sleeper keeps its lag");
     let dz_run = probe::delay_zero::record(&exe, plan.one_cpu[0], tick, 2_000 * MS, params.draws)?;
-    let as_made = match &params.keep_as_made {
+    // Each recording is also written to the context's keep directory as soon as it is made
+    // ([`as_made`]), so a run that dies keeps what it recorded.
+    let as_made = match &ctx.keep_dir {
         Some(dir) => {
             let early: Vec<Model> = models.iter().cloned().map(|m| m.with_wake_delays(wake.delays())).collect();
             let said = format!(

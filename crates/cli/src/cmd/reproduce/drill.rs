@@ -1,6 +1,7 @@
 //! Hidden, test-only stand-ins for experiments (`reproduce --test-drill`): they sleep, poll the
 //! stop flag and return a section with a table, a figure and a verdict, so the run loop, the
-//! database and the report can be exercised in seconds. Their sections say they are drills.
+//! database and the report can be exercised in seconds. Each writes a file to the directory an
+//! experiment keeps its work in as it goes. Their sections say they are drills.
 
 use anyhow::bail;
 use schedlab_lab::{Experiment, RunContext, Scale};
@@ -63,6 +64,11 @@ impl Experiment for Drill {
         }
     }
     fn run(&self, ctx: &RunContext) -> anyhow::Result<Section> {
+        // As an experiment keeps what it makes as it goes (validate's recordings).
+        if let Some(keep) = &ctx.keep_dir {
+            std::fs::create_dir_all(keep)?;
+            std::fs::write(keep.join("started"), self.name)?;
+        }
         let d = match self.kind {
             Kind::Sleep(d) => d,
             Kind::Fail => bail!("the drill was told to fail"),

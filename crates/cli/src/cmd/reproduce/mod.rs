@@ -219,7 +219,7 @@ mod tests {
         let ex = drill::experiments(&["fail".into(), "panic".into(), "unsupported".into()]).unwrap();
         let p = schedlab_lab::experiment::NoProgress;
         let host = Host::collect();
-        let ctx = host.context(Scale::Quick, &p);
+        let ctx = host.context(Scale::Quick, &p, None);
         let s: Vec<Section> = ex.iter().map(|e| run_one(e.as_ref(), &ctx)).collect();
         assert!(matches!(&s[0].status, Status::Failed(w) if w.contains("told to fail")));
         assert!(matches!(&s[1].status, Status::Failed(w) if w.contains("panicked: the drill was told to panic")));

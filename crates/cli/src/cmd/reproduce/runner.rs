@@ -62,7 +62,8 @@ impl Runner<'_> {
             self.write_report(&[self.not_run.clone(), vec![running], rest].concat())?;
             let id = self.db.start(&self.new_run(*e), &self.host.provenance)?;
             let handle = progress.start(i, e.title());
-            let mut section = run_one(*e, &self.host.context(self.scale, &handle));
+            let keep = crate::unfinished::dir(&self.args.out, e.name());
+            let mut section = run_one(*e, &self.host.context(self.scale, &handle, Some(keep.clone())));
             // A stop signal ends an experiment early, as a result or as an error on its way out
             // (a trial child killed mid-run): either way it was interrupted, not broken.
             if schedlab_os::signals::stop_requested() && matches!(section.status, Status::Completed | Status::Failed(_))
@@ -72,8 +73,24 @@ impl Runner<'_> {
                 }
                 section.status = Status::Interrupted;
             }
-            if let Err(err) = output::save(&mut section, &self.args.out, self.host) {
-                section.status = Status::Failed(format!("writing its results: {}", output::one_sentence(&err)));
+            // What the experiment kept as it went stays only where its results are not written.
+            let completed = matches!(section.status, Status::Completed);
+            if !completed {
+                say_kept(&mut section, &keep);
+            }
+            match output::save(&mut section, &self.args.out, self.host) {
+                Err(err) => {
+                    section.status = Status::Failed(format!("writing its results: {}", output::one_sentence(&err)));
+                    if completed {
+                        say_kept(&mut section, &keep);
+                    }
+                }
+                Ok(()) if completed => {
+                    if let Err(err) = crate::unfinished::remove(&keep) {
+                        add_to_summary(&mut section, &output::one_sentence(&err));
+                    }
+                }
+                Ok(()) => {}
             }
             progress.finish(i, handle, status_word(&section.status));
             self.db
@@ -126,4 +143,16 @@ impl Runner<'_> {
         println!("database: {} (see `schedlab results list{db_flag}`)", db_path.display());
         Ok(())
     }
+}
+
+/// Say in the section where what the experiment made before it ended is (validate's recordings
+/// replay from there), when it made any.
+fn say_kept(section: &mut Section, keep: &std::path::Path) {
+    if keep.exists() {
+        add_to_summary(section, &format!("what it made before it ended is kept in {}", keep.display()));
+    }
+}
+
+fn add_to_summary(section: &mut Section, what: &str) {
+    section.summary = format!("{} ({what})", section.summary).trim().to_string();
 }
