@@ -20,6 +20,9 @@ use std::path::PathBuf;
 const EXAMPLES: &str = "\
 Layout (paths relative to the working directory):
   results/<experiment>/<timestamp>/  each run's results.json, CSV and SVG (--out)
+  results/<experiment>/unfinished-…/ what a run made before it ended, kept only when it failed,
+                                     was stopped or killed (validate's recordings:
+                                     `schedlab validate --replay <that dir>` judges them)
   results/schedlab.db                every run, kept across invocations (--db)
   report/index.html                  the report, one section per seed 000-004 (--report)
 
