@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The directory `experiment`'s run started now keeps its work in.
 pub fn dir(out: &Path, experiment: &str) -> PathBuf {
-    let stamp = schedlab_report::results::now_utc().replace([':', '-'], "");
+    let stamp = schedlab_report::results::dir_stamp();
     out.join(experiment).join(format!("unfinished-{stamp}-{}", std::process::id()))
 }
 

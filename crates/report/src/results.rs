@@ -46,6 +46,11 @@ pub fn now_utc() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Now, as a run directory names it (`20261122T172843Z`).
+pub fn dir_stamp() -> String {
+    chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string()
+}
+
 /// The results document of a section: [`ENVELOPE_KEYS`] in order.
 pub fn envelope(s: &Section, prov: &Provenance, created_utc: &str) -> Value {
     let mut doc = serde_json::Map::new();
@@ -103,7 +108,7 @@ impl RunDir {
 
     /// Create `<root>/<experiment>/<UTC timestamp>/` (a suffix keeps two runs in one second apart).
     fn create(root: &Path, experiment: &str) -> Result<Self> {
-        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+        let stamp = dir_stamp();
         let base = root.join(experiment);
         let mut path = base.join(&stamp);
         let mut n = 1;

@@ -27,11 +27,11 @@ impl AsMade {
         Ok(kept)
     }
 
-    /// Write `rec` beside the setup.
-    pub fn add(&self, rec: &Recording) -> Result<()> {
+    /// Write `rec`, already gzipped (`gz`, [`Recording::to_gz`]), beside the setup.
+    pub fn add(&self, rec: &Recording, gz: &[u8]) -> Result<()> {
         let name = rec.file_name();
         let file = Path::new(&name).file_name().context("a recording's file name")?;
-        self.write(&file.to_string_lossy(), &rec.to_gz()?)
+        self.write(&file.to_string_lossy(), gz)
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {

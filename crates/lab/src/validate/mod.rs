@@ -182,10 +182,11 @@ pub fn run(params: &Params, ctx: &RunContext) -> Result<Section> {
             }
             ctx.progress.update(recording(recorded.len()), &what);
             let rec = measure::record_case(case, repeat, &plan, &exe)?;
+            let gz = rec.to_gz()?;
             if let Some(kept) = &as_made {
-                kept.add(&rec)?;
+                kept.add(&rec, &gz)?;
             }
-            s.files.push(DataFile::bytes(rec.file_name(), rec.to_gz()?));
+            s.files.push(DataFile::bytes(rec.file_name(), gz));
             recorded.push((case, rec));
         }
     }

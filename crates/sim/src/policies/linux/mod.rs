@@ -39,9 +39,10 @@
 //!
 //! Not modelled: the stop class's place above the deadline class and outside RT throttling (a
 //! stopper runs for microseconds, and ranks here as real-time priority 99), task groups
-//! (autogroup: every task is in one group here), priority inheritance (the kernel's rt_mutex boosting, across classes; the engine's
-//! inheritance ranks priorities the other way, so this policy ignores it: a lock is a plain
-//! futex, handed to its waiters in the kernel's priority order, see `lock_rank`), SCHED_DEADLINE's
+//! (autogroup: every task is in one group here), priority inheritance (the kernel's rt_mutex
+//! boosting, across classes; the engine's inheritance ranks priorities the other way, so this
+//! policy ignores it: a lock is a plain futex, handed to its waiters in the kernel's priority
+//! order, see `lock_rank`), SCHED_DEADLINE's
 //! bandwidth reclaiming (GRUB, off by default), the fair server's place among deadline tasks
 //! (see [`fair_server`]), `sched_yield()`, NUMA and SMT domains (one domain of all CPUs sharing a
 //! cache), the cost of balancing.
