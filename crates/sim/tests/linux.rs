@@ -250,6 +250,9 @@ fn the_spec_names_what_differs_and_is_tick_driven() {
     assert_eq!(by_spec("linux:stale_capacity=1").unwrap().name(), "linux");
     assert_eq!(by_spec("linux:stale_capacity=0").unwrap().name(), "linux:stale_capacity=0");
     assert_eq!(by_spec("linux:stale_capacity=2").err().unwrap().field, "stale_capacity");
+    assert_eq!(by_spec("linux:softirq_lag=0.02ms").unwrap().name(), "linux");
+    assert_eq!(by_spec("linux:softirq_lag=0ms").unwrap().name(), "linux:softirq_lag=0ms");
+    assert_eq!(by_spec("linux:softirq_lag=2ms").err().unwrap().field, "softirq_lag");
     assert_eq!(by_spec("linux:rt_runtime=1200ms").err().unwrap().field, "rt_runtime");
     assert_eq!(by_spec("linux:latency=6ms").err().unwrap().field, "latency", "CFS's tunables are gone");
     assert!(by_spec("linux").unwrap().tick_driven());
@@ -328,7 +331,11 @@ fn a_task_that_existed_before_the_run_is_woken_not_forked() {
 /// newidle balances succeeded. Two hogs start on CPU 0 and a 1 ms task on CPU 1; when it ends,
 /// CPU 1 goes idle. Without NI_RANDOM (or at a high success ratio) its newidle balance pulls the
 /// waiting hog at once; at ratio 0 (balances that kept failing) the die lets it through 2 times
-/// in 1024, so here CPU 1 waits for CPU 0's next tick (4 ms), which kicks it to balance (NOHZ).
+/// in 1024, so here CPU 1 waits for CPU 0's ticks, whose softirq (20 µs after each) kicks it to
+/// balance (NOHZ): there the hog waiting on CPU 0 has just run (the tick switched the two), is
+/// cache-hot and stays until two balances have failed — the third, at 12 ms, moves it. Were the
+/// balance at the tick itself (`softirq_lag=0ms`), it would find CPU 0 between its two hogs, take
+/// the one that ran a tick ago, and move it at 4 ms.
 #[test]
 fn newidle_balancing_follows_its_success_ratio() {
     let placed = |name: &str, cpu: usize, burst: u64| {
@@ -347,7 +354,9 @@ fn newidle_balancing_follows_its_success_ratio() {
     };
     assert_eq!(pulled_at("linux:ni_random=0"), Some(MS), "without NI_RANDOM, pulled as CPU 1 goes idle");
     assert_eq!(pulled_at("linux:ni_ratio=1024"), Some(MS), "a ratio of 1024 lets every balance through");
-    assert_eq!(pulled_at("linux:ni_ratio=0"), Some(4 * MS), "at ratio 0, moved at the next tick instead");
+    let lag = schedlab_sim::policies::linux::SOFTIRQ_LAG;
+    assert_eq!(pulled_at("linux:ni_ratio=0"), Some(12 * MS + lag), "at ratio 0, moved at a tick instead");
+    assert_eq!(pulled_at("linux:ni_ratio=0,softirq_lag=0ms"), Some(4 * MS), "with no softirq lag, at the first tick");
 }
 
 /// `t` pinned to `cpu` and starting there.

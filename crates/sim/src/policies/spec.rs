@@ -84,6 +84,14 @@ impl Params {
         }
     }
 
+    /// A duration that may be 0; absent = `default` (ns).
+    pub fn time_or_zero(&mut self, key: &str, default: Dur) -> Result<Dur, SpecError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => parse_time(&v).map_err(|e| self.error(key, e)),
+        }
+    }
+
     /// An optional positive duration; `0` or absent = off.
     pub fn time_opt(&mut self, key: &str) -> Result<Option<Dur>, SpecError> {
         match self.take(key) {

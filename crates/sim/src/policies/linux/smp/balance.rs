@@ -3,7 +3,8 @@
 //! intervals of `min_interval` = CPUs ms to twice that, `cache_nice_tries` 1.
 //!
 //! - When: at a busy CPU's tick once its `next_balance` is due (`sched_balance_trigger()`;
-//!   its interval ×16 while busy); when a CPU is about to go idle and some CPU has two tasks or
+//!   its interval ×16 while busy), in the softirq a moment after the tick (`softirq_lag`), when
+//!   a CPU whose slice the tick ended has picked its next task; when a CPU is about to go idle and some CPU has two tasks or
 //!   more (`sched_balance_newidle()`: one task at most, this kernel being preemptible; as often
 //!   as its recent successes say, NI_RANDOM, [`super::newidle`]); and for
 //!   an idle CPU, kicked from a busy CPU's tick when that CPU has two tasks or more
@@ -464,15 +465,16 @@ impl Linux {
             // when it next moves a task. Skipped, the next balance would count one more failure.
             (0..self.rqs.len()).filter(|&c| !self.rqs[c].is_idle()).map(|c| smp.cpus[c].next_balance).min()?.max(now)
         };
-        let tick = from.div_ceil(smp.tick) * smp.tick;
+        let lag = smp.softirq_lag;
+        let tick = from.saturating_sub(lag).div_ceil(smp.tick) * smp.tick + lag;
         Some(if smp.last_tick == Some(tick) { tick + smp.tick } else { tick })
     }
 
-    /// At a tick: each busy CPU balances when due (`sched_balance_trigger()`), and kicks an idle
+    /// At a tick's softirq (`softirq_lag` after the tick): each busy CPU balances when due (`sched_balance_trigger()`), and kicks an idle
     /// CPU to balance for itself when it has more than it can run (`nohz_balancer_kick()`).
     pub(crate) fn tick_balance(&mut self, now: Time) {
-        let tick = self.smp.as_ref().expect("smp").tick;
-        if !now.is_multiple_of(tick) || self.smp.as_ref().expect("smp").last_tick == Some(now) {
+        let (tick, lag) = self.smp.as_ref().map(|s| (s.tick, s.softirq_lag)).expect("smp");
+        if now < lag || !(now - lag).is_multiple_of(tick) || self.smp.as_ref().expect("smp").last_tick == Some(now) {
             return;
         }
         self.smp.as_mut().expect("smp").last_tick = Some(now);
@@ -575,18 +577,23 @@ mod tests {
         linux.enqueue(&hog, EnqueueReason::New, 0);
         assert_eq!(linux.pick_next(0, 0).map(|p| p.task), Some(0));
         linux.smp.as_mut().unwrap().cpus[0].nr_balance_failed = 1;
-        // One task on CPU 0, none on CPU 1: nothing to move. The first tick sets when CPU 0's
-        // busy balance is due: 28 ms in (its interval of 2 ms × 16, in 4 ms ticks, less one).
-        assert_eq!(linux.balance_timer(), Some(0));
-        linux.tick_balance(0);
+        // One task on CPU 0, none on CPU 1: nothing to move. The first tick's softirq, 20 µs
+        // after it, sets when CPU 0's busy balance is due: 28 ms in (its interval of 2 ms × 16,
+        // in 4 ms ticks, less one), again in that tick's softirq.
+        let lag = crate::policies::linux::SOFTIRQ_LAG;
+        assert_eq!(linux.balance_timer(), Some(lag));
+        linux.tick_balance(lag);
         assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 0, "not due at 0");
-        assert_eq!(linux.balance_timer(), Some(28 * MS));
+        assert_eq!(linux.balance_timer(), Some(28 * MS + lag));
         linux.now = 28 * MS;
         linux.tick_balance(28 * MS);
+        assert_eq!(linux.smp.as_ref().unwrap().cpus[0].last_balance, 0, "not at the tick itself");
+        linux.now = 28 * MS + lag;
+        linux.tick_balance(28 * MS + lag);
         let cpu = &linux.smp.as_ref().unwrap().cpus[0];
-        assert_eq!((cpu.last_balance, cpu.nr_balance_failed), (28 * MS, 0), "balanced: the failure is cleared");
+        assert_eq!((cpu.last_balance, cpu.nr_balance_failed), (28 * MS + lag, 0), "balanced: the failure is cleared");
         assert_eq!(cpu.balance_interval, 4 * MS, "and the interval doubled");
         // The next is 4 ms × 16 = 64 ms (15 ticks) on.
-        assert_eq!(linux.balance_timer(), Some(88 * MS));
+        assert_eq!(linux.balance_timer(), Some(88 * MS + lag));
     }
 }

@@ -152,6 +152,9 @@ pub struct Smp {
     pub die: newidle::Die,
     /// Capacities are the CPUs' own last settings ([`Smp::capacity`]), not taken afresh.
     pub stale_capacity: bool,
+    /// How long after each tick its balancing runs ([`super::LinuxParams::softirq_lag`]), less
+    /// than a tick.
+    pub softirq_lag: Dur,
 }
 
 /// The RT/DL signal of a CPU counts only whether such a task runs (`update_rt_rq_load_avg()`).
@@ -169,16 +172,17 @@ pub fn min_interval(cpus: usize) -> Dur {
 }
 
 impl Smp {
-    /// `ni_ratio`: each CPU's newidle success ratio at the start ([`newidle::NewidleStats`]);
-    /// `stale_capacity`: see [`Smp::capacity`].
-    pub fn new(cpus: usize, tick: Dur, ni_ratio: u32, stale_capacity: bool) -> Self {
+    /// From the policy's `ni_ratio` (each CPU's newidle success ratio at the start,
+    /// [`newidle::NewidleStats`]), `stale_capacity` ([`Smp::capacity`]) and `softirq_lag`.
+    pub fn new(cpus: usize, tick: Dur, params: &super::LinuxParams) -> Self {
+        let tick = tick.max(1);
         let cpu = CpuSmp {
             balance_interval: min_interval(cpus),
-            newidle: newidle::NewidleStats::new(ni_ratio),
+            newidle: newidle::NewidleStats::new(params.ni_ratio),
             ..CpuSmp::default()
         };
         Smp {
-            tick: tick.max(1),
+            tick,
             tasks: PerTask::default(),
             cpus: vec![cpu; cpus],
             nohz_next_balance: 0,
@@ -187,7 +191,8 @@ impl Smp {
             log: None,
             forks_checked: Vec::new(),
             die: newidle::Die::default(),
-            stale_capacity,
+            stale_capacity: params.stale_capacity,
+            softirq_lag: params.softirq_lag.min(tick - 1),
         }
     }
 
@@ -514,7 +519,7 @@ mod tests {
         // 2 CPUs, HZ=250, balance_interval 2 ms: a newidle update may come again after
         // ceil(2 / 4) = 1 jiffy = 4 ms.
         const NEXT: Time = 4 * MS;
-        let mut smp = Smp::new(2, 4 * MS, 512, true);
+        let mut smp = Smp::new(2, 4 * MS, &crate::policies::linux::LinuxParams::default());
         rt_busy_until(&mut smp, 20 * MS);
         let fresh_20 = smp.fresh_capacity(1, 20 * MS);
         assert!(fresh_20 < 700, "20 ms of RT take a third of the CPU: {fresh_20}");
@@ -536,7 +541,8 @@ mod tests {
         assert_eq!(smp.capacity(1, 60 * MS), fresh_40);
         assert_eq!(smp.capacity(0, 60 * MS), SCALE);
         // With stale_capacity off, every read is taken afresh.
-        let mut fresh = Smp::new(2, 4 * MS, 512, false);
+        let mut fresh =
+            Smp::new(2, 4 * MS, &crate::policies::linux::LinuxParams { stale_capacity: false, ..Default::default() });
         rt_busy_until(&mut fresh, 20 * MS);
         assert_eq!(fresh.capacity(1, 40 * MS), fresh_40);
     }
