@@ -3,12 +3,12 @@
 //! intervals of `min_interval` = CPUs ms to twice that, `cache_nice_tries` 1.
 //!
 //! - When: at a busy CPU's tick once its `next_balance` is due (`sched_balance_trigger()`;
-//!   its interval ×16 while busy), in the softirq a moment after the tick (`softirq_lag`), when
-//!   a CPU whose slice the tick ended has picked its next task; when a CPU is about to go idle and some CPU has two tasks or
-//!   more (`sched_balance_newidle()`: one task at most, this kernel being preemptible; as often
-//!   as its recent successes say, NI_RANDOM, [`super::newidle`]); and for
-//!   an idle CPU, kicked from a busy CPU's tick when that CPU has two tasks or more
-//!   (`nohz_balancer_kick()`, at most once a tick).
+//!   its interval ×16 while busy), in the softirq a moment after the tick (`softirq_lag`), by
+//!   when a CPU whose slice the tick ended has picked its next task; when a CPU is about to go
+//!   idle and some CPU has two tasks or more (`sched_balance_newidle()`: one task at most, this
+//!   kernel being preemptible; as often as its recent successes say, NI_RANDOM,
+//!   [`super::newidle`]); and for an idle CPU, kicked from a busy CPU's tick when that CPU has
+//!   two tasks or more (`nohz_balancer_kick()`, at most once a tick).
 //! - What (`sched_balance_rq()`): per CPU its load, utilisation and runnable averages (PELT),
 //!   task counts and the capacity RT/DL leave; each classified (has spare, fully busy, misfit,
 //!   overloaded, `group_classify()`); the busiest other CPU; the kind and size of the imbalance
@@ -470,8 +470,9 @@ impl Linux {
         Some(if smp.last_tick == Some(tick) { tick + smp.tick } else { tick })
     }
 
-    /// At a tick's softirq (`softirq_lag` after the tick): each busy CPU balances when due (`sched_balance_trigger()`), and kicks an idle
-    /// CPU to balance for itself when it has more than it can run (`nohz_balancer_kick()`).
+    /// At a tick's softirq (`softirq_lag` after the tick): each busy CPU balances when due
+    /// (`sched_balance_trigger()`), and kicks an idle CPU to balance for itself when it has more
+    /// than it can run (`nohz_balancer_kick()`).
     pub(crate) fn tick_balance(&mut self, now: Time) {
         let (tick, lag) = self.smp.as_ref().map(|s| (s.tick, s.softirq_lag)).expect("smp");
         if now < lag || !(now - lag).is_multiple_of(tick) || self.smp.as_ref().expect("smp").last_tick == Some(now) {
@@ -479,7 +480,7 @@ impl Linux {
         }
         self.smp.as_mut().expect("smp").last_tick = Some(now);
         for c in 0..self.rqs.len() {
-            // A CPU whose task stopped at this very tick (its slice ended there) is still busy.
+            // An idle CPU balances only when a busy one kicks it (below).
             if self.rqs[c].is_idle() {
                 continue;
             }
