@@ -465,8 +465,7 @@ impl Linux {
             // when it next moves a task. Skipped, the next balance would count one more failure.
             (0..self.rqs.len()).filter(|&c| !self.rqs[c].is_idle()).map(|c| smp.cpus[c].next_balance).min()?.max(now)
         };
-        let lag = smp.softirq_lag;
-        let tick = from.saturating_sub(lag).div_ceil(smp.tick) * smp.tick + lag;
+        let tick = smp.softirq_at_or_after(from);
         Some(if smp.last_tick == Some(tick) { tick + smp.tick } else { tick })
     }
 
@@ -474,11 +473,12 @@ impl Linux {
     /// (`sched_balance_trigger()`), and kicks an idle CPU to balance for itself when it has more
     /// than it can run (`nohz_balancer_kick()`).
     pub(crate) fn tick_balance(&mut self, now: Time) {
-        let (tick, lag) = self.smp.as_ref().map(|s| (s.tick, s.softirq_lag)).expect("smp");
-        if now < lag || !(now - lag).is_multiple_of(tick) || self.smp.as_ref().expect("smp").last_tick == Some(now) {
+        let smp = self.smp.as_mut().expect("smp");
+        if !smp.is_softirq(now) || smp.last_tick == Some(now) {
             return;
         }
-        self.smp.as_mut().expect("smp").last_tick = Some(now);
+        smp.last_tick = Some(now);
+        let tick = smp.tick;
         for c in 0..self.rqs.len() {
             // An idle CPU balances only when a busy one kicks it (below).
             if self.rqs[c].is_idle() {

@@ -196,6 +196,16 @@ impl Smp {
         }
     }
 
+    /// The first tick softirq (`softirq_lag` after a tick) at or after `t`.
+    pub fn softirq_at_or_after(&self, t: Time) -> Time {
+        t.saturating_sub(self.softirq_lag).div_ceil(self.tick) * self.tick + self.softirq_lag
+    }
+
+    /// Is `t` a tick's softirq?
+    pub fn is_softirq(&self, t: Time) -> bool {
+        t >= self.softirq_lag && (t - self.softirq_lag).is_multiple_of(self.tick)
+    }
+
     pub fn forget(&mut self, t: TaskId) {
         if let Some(c) = self.tasks.get_ref(t).and_then(|s| s.attached) {
             self.cpus[c].attached.retain(|&x| x != t);
@@ -502,6 +512,7 @@ impl Linux {
 
 #[cfg(test)]
 mod tests {
+    use super::super::LinuxParams;
     use super::*;
 
     const MS: Time = 1_000_000;
@@ -519,7 +530,7 @@ mod tests {
         // 2 CPUs, HZ=250, balance_interval 2 ms: a newidle update may come again after
         // ceil(2 / 4) = 1 jiffy = 4 ms.
         const NEXT: Time = 4 * MS;
-        let mut smp = Smp::new(2, 4 * MS, &crate::policies::linux::LinuxParams::default());
+        let mut smp = Smp::new(2, 4 * MS, &LinuxParams::default());
         rt_busy_until(&mut smp, 20 * MS);
         let fresh_20 = smp.fresh_capacity(1, 20 * MS);
         assert!(fresh_20 < 700, "20 ms of RT take a third of the CPU: {fresh_20}");
@@ -541,8 +552,7 @@ mod tests {
         assert_eq!(smp.capacity(1, 60 * MS), fresh_40);
         assert_eq!(smp.capacity(0, 60 * MS), SCALE);
         // With stale_capacity off, every read is taken afresh.
-        let mut fresh =
-            Smp::new(2, 4 * MS, &crate::policies::linux::LinuxParams { stale_capacity: false, ..Default::default() });
+        let mut fresh = Smp::new(2, 4 * MS, &LinuxParams { stale_capacity: false, ..Default::default() });
         rt_busy_until(&mut fresh, 20 * MS);
         assert_eq!(fresh.capacity(1, 40 * MS), fresh_40);
     }
