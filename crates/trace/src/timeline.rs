@@ -227,6 +227,24 @@ impl TaskTimeline {
         self.runs.get(self.runs.partition_point(|r| r.end < ts)).filter(|r| r.start <= ts)
     }
 
+    /// The CPU whose run queue held it at `ts`, as far as the trace shows: the later of its last
+    /// run started by then and its last `sched_migrate_task` by then (the kernel traces every
+    /// change of a task's CPU); before either, the CPU its first move left, else its first run's.
+    pub fn queue_at(&self, ts: u64) -> Option<usize> {
+        let run = self.runs[..self.runs.partition_point(|r| r.start <= ts)].last();
+        let moved = self.migrate_events[..self.migrate_events.partition_point(|m| m.ts <= ts)].last();
+        match (run, moved) {
+            (Some(r), Some(m)) if m.ts >= r.start => Some(m.to),
+            (Some(r), _) => Some(r.cpu),
+            (None, Some(m)) => Some(m.to),
+            (None, None) => match (self.migrate_events.first(), self.runs.first()) {
+                (Some(m), Some(r)) if m.ts <= r.start => Some(m.from),
+                (Some(m), None) => Some(m.from),
+                (_, r) => r.map(|r| r.cpu),
+            },
+        }
+    }
+
     /// The `prio` in force at `ts` (the last seen at or before it, else the first seen).
     pub fn prio_at(&self, ts: u64) -> Option<i32> {
         self.prios.iter().take_while(|&&(at, _)| at <= ts).last().or(self.prios.first()).map(|&(_, p)| p)
@@ -781,6 +799,22 @@ pub(crate) mod tests {
 
     fn tl(lines: &[String]) -> Timeline {
         Timeline::from_text(&lines.join("\n"), Some(crate::Format::Tracefs)).0
+    }
+
+    #[test]
+    fn the_queue_a_task_is_on_follows_its_runs_and_its_moves() {
+        let mut t = TaskTimeline::new(5, "p5", 0);
+        // Moved 1 → 0 at 5 before its first run (on 0, 10–20), moved 0 → 1 at 30 while it
+        // waited, ran on 1 from 40.
+        t.migrate_events = vec![MigrateEvent { ts: 5, from: 1, to: 0 }, MigrateEvent { ts: 30, from: 0, to: 1 }];
+        t.runs = vec![Run { cpu: 0, start: 10, end: 20 }, Run { cpu: 1, start: 40, end: 50 }];
+        let at: Vec<Option<usize>> = [0, 5, 9, 10, 25, 30, 35, 45, 60].iter().map(|&ts| t.queue_at(ts)).collect();
+        assert_eq!(at, [1, 0, 0, 0, 0, 1, 1, 1, 1].map(Some));
+        // No move: its first run's CPU throughout; nothing known: none.
+        t.migrate_events.clear();
+        assert_eq!((t.queue_at(0), t.queue_at(35)), (Some(0), Some(0)));
+        t.runs.clear();
+        assert_eq!(t.queue_at(0), None);
     }
 
     #[test]
