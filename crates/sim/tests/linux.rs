@@ -451,13 +451,14 @@ fn a_fork_given_its_cpu_starts_there_and_the_rule_is_asked_beside_it() {
 
 /// The kernel's places, read beside a live run, set the replay's fair tasks against each other
 /// once: two nice-0 hogs that were there before the run start at lag 0 and take 1.4 ms turns
-/// (exact slices). A reading at 5 ms has B 3 ms of virtual time ahead of A, both waiting: at the
-/// first pick after it, B is moved 3 ms ahead of A (the weighted mean kept), so A runs from
-/// there until it has caught up — about 3 ms, more than two turns. A round in which only one of
-/// them waited (here: a single task) sets nothing.
+/// (exact slices). A reading at 5 ms has the one the replay runs then (R) read at 4.5 ms, 0.5 ms
+/// of running before, and the other (W) waiting 3 ms of virtual time ahead of where R is at
+/// 5 ms: at 5 ms W is moved to 3 ms ahead of R (the weighted mean kept), so R runs on from there
+/// until it has caught up — about 3 ms, more than two turns. A round in which the kernel ran the
+/// task the replay has waiting sets nothing, and so does a round of a single task.
 #[test]
 fn the_kernels_places_set_the_fair_tasks_against_each_other_once() {
-    use schedlab_sim::policies::linux::start_positions::StartRound;
+    use schedlab_sim::policies::linux::start_positions::{RunningRead, StartRound};
     let existing = |name: &str| {
         let mut t = TaskSpec::cpu(name, 0, 100 * MS);
         t.start_cpu = Some(0);
@@ -465,24 +466,34 @@ fn the_kernels_places_set_the_fair_tasks_against_each_other_once() {
     };
     let w = one_cpu(vec![existing("A"), existing("B")]);
     let cfg = SimConfig { horizon: Some(30 * MS), ..SimConfig::default() };
+    let mut plain = schedlab_sim::policies::linux_by_spec("linux:cpus=1").unwrap();
+    let turns = simulate(&w, &mut plain, &cfg);
+    let running_at = |t: u64| turns.slices.iter().find(|s| s.start <= t && t < s.end).expect("a hog runs").task;
+    let (r, w_) = (running_at(5 * MS), 1 - running_at(5 * MS));
+    let (r2, w2) = (running_at(2 * MS), 1 - running_at(2 * MS));
+    let read = |task, vruntime, updated_at| Some(RunningRead { task, vruntime, updated_at });
     let rounds = vec![
-        StartRound { at: 2 * MS, tasks: vec![(0, 0)] },
-        StartRound { at: 5 * MS, tasks: vec![(0, 0), (1, 3 * MS as i64)] },
-        StartRound { at: 9 * MS, tasks: vec![(0, 0), (1, -(20 * MS as i64))] },
+        // The kernel ran the one the replay has waiting.
+        StartRound { at: 2 * MS, tasks: vec![(r2, 0)], running: read(w2, 0, 2 * MS) },
+        StartRound { at: 3 * MS, tasks: vec![(w_, 0)], running: None },
+        StartRound {
+            at: 5 * MS,
+            tasks: vec![(w_, 3 * MS as i64)],
+            running: read(r, -(MS as i64) / 2, 4 * MS + MS / 2),
+        },
+        StartRound { at: 9 * MS, tasks: vec![(w_, 0)], running: read(r, -(20 * MS as i64), 9 * MS) },
     ];
     let mut linux = schedlab_sim::policies::linux_by_spec("linux:cpus=1").unwrap().with_start_positions(rounds);
-    let r = simulate(&w, &mut linux, &cfg);
+    let set_run = simulate(&w, &mut linux, &cfg);
     let set = linux.start_positions_set();
     assert_eq!(set.len(), 1, "once: {set:?}");
     assert_eq!((set[0].0, set[0].1), (5 * MS, 2));
-    // A's CPU time in 5–9 ms: the catch-up (about 3 ms) against half of it in 1.4 ms turns.
-    let a_in = |r: &SimResult| -> u64 {
-        r.slices.iter().filter(|s| s.task == 0).map(|s| s.end.min(9 * MS).saturating_sub(s.start.max(5 * MS))).sum()
+    // R's CPU time in 5–9 ms: the catch-up (about 3 ms) against half of it in 1.4 ms turns.
+    let r_in = |res: &SimResult| -> u64 {
+        res.slices.iter().filter(|s| s.task == r).map(|s| s.end.min(9 * MS).saturating_sub(s.start.max(5 * MS))).sum()
     };
-    assert!(a_in(&r) >= 2_800_000, "A catches up: {} ns, {:?}", a_in(&r), runs(&r));
-    let mut plain = schedlab_sim::policies::linux_by_spec("linux:cpus=1").unwrap();
-    let turns = simulate(&w, &mut plain, &cfg);
-    assert!(a_in(&turns) <= 2_200_000, "without them, turns: {} ns, {:?}", a_in(&turns), runs(&turns));
+    assert!(r_in(&set_run) >= 2_800_000, "R catches up: {} ns, {:?}", r_in(&set_run), runs(&set_run));
+    assert!(r_in(&turns) <= 2_200_000, "without them, turns: {} ns, {:?}", r_in(&turns), runs(&turns));
 }
 
 /// A real-time child forked by a real-time parent of its priority starts where

@@ -63,7 +63,7 @@ pub struct ModelRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forks: Option<ForksPlaced>,
     /// When (since the release, ns) the fair tasks' places were set to the kernel's readings,
-    /// one entry per CPU set (`linux`; [`replay::start_rounds`]).
+    /// one entry per CPU set (`linux`; [`super::start_rounds`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub places_set_ns: Vec<u64>,
     #[serde(skip)]
@@ -310,13 +310,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
     let live_layout = layout_of(&r.live_on_case);
     let groups = case.interchangeable();
     let kernel_positions = super::shadow::positions(&r.run.signals);
-    // On one CPU only: a reading's `se.vruntime` is in its run queue's frame, and on two CPUs the
-    // tasks a replay has waiting together may have waited on different queues live.
-    let start_rounds = if case.cpus == 1 {
-        replay::start_rounds(&r.replay, &r.live_on_case, &kernel_positions, start)
-    } else {
-        Vec::new()
-    };
+    let start_rounds = super::start_rounds::start_rounds(&r.replay, &r.live_on_case, &kernel_positions, start);
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&r.replay, m);

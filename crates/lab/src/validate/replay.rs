@@ -24,7 +24,6 @@
 use crate::simstudy::compare::TickChoice;
 use schedlab_os::sched_signals::SchedSignals;
 use schedlab_sim::engine::{simulate, SimConfig, SimResult, WakeDelays};
-use schedlab_sim::policies::linux::start_positions::StartRound;
 use schedlab_sim::policies::{by_spec, SpecError};
 use schedlab_sim::policy::Policy;
 use schedlab_sim::workload::Workload;
@@ -131,36 +130,6 @@ pub fn workload(live: &LiveTrace) -> Replay {
 pub fn util_est_at_start(replay: &Replay, at_release: &BTreeMap<i32, SchedSignals>) -> Vec<(usize, u64)> {
     let pids = replay.imported.report.pids();
     pids.iter().enumerate().filter_map(|(i, p)| Some((i, at_release.get(p)?.util_est?))).collect()
-}
-
-/// The kernel's readings of the case's tasks (`positions`) as rounds the `linux` replay can take
-/// its fair tasks' places from ([`schedlab_sim::policies::linux::start_positions`]): per round
-/// before `until_ns` (trace time), on workload time, each task that waited live at the reading
-/// (runnable, not running: its `se.vruntime` was current), by workload task.
-pub fn start_rounds(
-    replay: &Replay,
-    live: &Timeline,
-    positions: &[schedlab_trace::kernel_positions::KernelPosition],
-    until_ns: u64,
-) -> Vec<StartRound> {
-    let pids = replay.imported.report.pids();
-    let waited =
-        |pid: Pid, at: u64| live.tasks.get(&pid).is_some_and(|t| t.waiting.iter().any(|s| s.start <= at && at < s.end));
-    schedlab_trace::kernel_positions::rounds(positions)
-        .into_iter()
-        .filter_map(|round| {
-            let at = round.first()?.at;
-            if at < replay.t0_ns {
-                return None;
-            }
-            let tasks: Vec<(usize, i64)> = round
-                .iter()
-                .filter(|r| r.at < until_ns && waited(r.pid, r.at))
-                .filter_map(|r| Some((pids.iter().position(|&p| p == r.pid)?, r.vruntime)))
-                .collect();
-            (tasks.len() >= 2).then(|| StartRound { at: at - replay.t0_ns, tasks })
-        })
-        .collect()
 }
 
 /// One model of the comparison.

@@ -423,7 +423,6 @@ impl Policy for Linux {
         } else {
             self.pull_rt(i, now);
         }
-        self.maybe_set_start_positions(i, now);
         // Pick; a CPU that finds nothing pulls work (newidle balance) and picks once more. One
         // call site, so that the pick is compiled into this function: its answer then stays in
         // registers instead of going through memory.
@@ -572,11 +571,12 @@ impl Policy for Linux {
         if self.smp.is_some() {
             next = earlier(next, self.balance_timer());
         }
-        next
+        earlier(next, self.start.next_due())
     }
 
     fn timer(&mut self, now: Time) {
         self.now = now;
+        self.set_start_positions_due(now);
         for i in 0..self.rqs.len() {
             let due = self.rqs[i].dl.due(now);
             self.rqs[i].dl.timer(now);
