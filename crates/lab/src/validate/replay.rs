@@ -229,12 +229,29 @@ pub fn timeline(replay: &Replay, result: &SimResult) -> Timeline {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use schedlab_sim::workload::TaskSpec;
     use schedlab_trace::{render, render_sim, RenderOptions, TaskMeta};
 
     const MS: u64 = 1_000_000;
+
+    /// `w` run for `horizon` under round robin with 4 ms turns on `cpus` CPUs, rendered as
+    /// tracefs text from 5 ms on the trace clock and parsed back: a "live" trace whose every
+    /// switch is known.
+    pub(crate) fn rr_trace(w: &Workload, horizon: u64, cpus: usize) -> Timeline {
+        let mut rr = by_spec("rr:quantum=4ms").unwrap();
+        let r = simulate(w, rr.as_mut(), &SimConfig { horizon: Some(horizon), cpus, ..SimConfig::default() });
+        let text = render_sim(&r, w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
+        Timeline::from_text(&text, None).0
+    }
+
+    /// The replay of every task of `tl` released at `release_ns` on `cpus`, without a tick.
+    pub(crate) fn replay_all_of(tl: &Timeline, cpus: &[usize], release_ns: u64, end_ns: u64) -> Replay {
+        let meta = TraceMeta { cpus: Some(cpus.len()), ..TraceMeta::default() };
+        let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
+        workload(&LiveTrace { timeline: tl, meta: &meta, roots: &roots, release_ns, end_ns, cpus, tick_ns: None })
+    }
 
     /// A "live" trace made by simulating a hog and a sleeper under rr and rendering it as
     /// tracefs text (it ends with the sleeper's exit, 41 ms in).
@@ -242,10 +259,7 @@ mod tests {
         let mut sleeper = TaskSpec::cpu("sleeper", 0, 0);
         sleeper.bursts = vec![2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS, 8 * MS, 2 * MS].into();
         let w = Workload { cpus: Some(1), tasks: vec![TaskSpec::cpu("hog", 0, 1_000 * MS), sleeper] };
-        let mut rr = by_spec("rr:quantum=4ms").unwrap();
-        let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
-        let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
-        let (tl, _) = Timeline::from_text(&text, None);
+        let tl = rr_trace(&w, 100 * MS, 1);
         let mut meta = TraceMeta { cpus: Some(1), ..TraceMeta::default() };
         for pid in tl.tasks.keys() {
             meta.tasks.push(TaskMeta::new(*pid, schedlab_trace::SchedPolicy::Normal));
@@ -317,10 +331,7 @@ mod tests {
             cpus: Some(1),
             tasks: vec![TaskSpec::cpu("a", 0, 1_000 * MS), TaskSpec::cpu("b", 0, 1_000 * MS)],
         };
-        let mut rr = by_spec("rr:quantum=4ms").unwrap();
-        let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(100 * MS), ..SimConfig::default() });
-        let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
-        let (tl, _) = Timeline::from_text(&text, None);
+        let tl = rr_trace(&w, 100 * MS, 1);
         let meta = TraceMeta { cpus: Some(1), ..TraceMeta::default() };
         let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
         let live = LiveTrace {

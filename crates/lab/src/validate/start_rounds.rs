@@ -102,11 +102,8 @@ fn last_update(live: &Timeline, pid: Pid, cpu: usize, since: u64, at: u64, ticks
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::replay::{workload, LiveTrace};
-    use schedlab_sim::engine::{simulate, SimConfig};
-    use schedlab_sim::policies::by_spec;
+    use crate::validate::replay::tests::{replay_all_of, rr_trace};
     use schedlab_sim::workload::{TaskSpec, Workload};
-    use schedlab_trace::{render_sim, FromSimOptions, RenderOptions, TraceMeta};
 
     const MS: u64 = 1_000_000;
 
@@ -120,23 +117,8 @@ mod tests {
             t.affinity = Some(vec![cpu]);
             tasks.push(t);
         }
-        let w = Workload { cpus: Some(2), tasks };
-        let mut rr = by_spec("rr:quantum=4ms").unwrap();
-        let r = simulate(&w, rr.as_mut(), &SimConfig { horizon: Some(50 * MS), cpus: 2, ..SimConfig::default() });
-        let text = render_sim(&r, &w, &FromSimOptions { offset: 5 * MS, pids: None }, &RenderOptions::default());
-        let (tl, _) = Timeline::from_text(&text, None);
-        let meta = TraceMeta { cpus: Some(2), ..TraceMeta::default() };
-        let roots: Vec<Pid> = tl.tasks.keys().copied().collect();
-        let live = LiveTrace {
-            timeline: &tl,
-            meta: &meta,
-            roots: &roots,
-            release_ns: 5 * MS,
-            end_ns: 55 * MS,
-            cpus: &[0, 1],
-            tick_ns: None,
-        };
-        let replay = workload(&live);
+        let tl = rr_trace(&Workload { cpus: Some(2), tasks }, 50 * MS, 2);
+        let replay = replay_all_of(&tl, &[0, 1], 5 * MS, 55 * MS);
         (tl, replay)
     }
 
