@@ -630,3 +630,20 @@ fn a_task_the_stopper_preempts_stays_where_a_higher_real_time_task_pushes_it() {
     // Left on CPU 0: it runs again there at 1.1 ms.
     assert_eq!(run_with("stop"), [(0, 0), (0, 11)]);
 }
+
+/// With a tick, an RR slice is counted in ticks as the kernel counts it (`task_tick_rt()`): two
+/// RR hogs released 0.1 ms after a tick take turns that end at the 25th tick after each start —
+/// the first at 100 ms, where a slice spent in time would end at the first tick after 100.1 ms
+/// (104 ms) — and a FIFO task that takes the CPU between two ticks (41–43 ms) costs the running
+/// one no tick of its slice.
+#[test]
+fn rr_slices_are_counted_in_ticks() {
+    let w = one_cpu(vec![
+        class("rr", 20, TaskSpec::cpu("a", 100_000, 1000 * MS)),
+        class("rr", 20, TaskSpec::cpu("b", 100_000, 1000 * MS)),
+        class("fifo", 30, TaskSpec::cpu("intruder", 41 * MS, 2 * MS)),
+    ]);
+    let r = run(&w, "linux", SimConfig { horizon: Some(300 * MS), tick: Some(4 * MS), ..SimConfig::default() });
+    let spans: Vec<(usize, u64, u64)> = r.slices.iter().map(|s| (s.task, s.start / 100_000, s.end / 100_000)).collect();
+    assert_eq!(spans, vec![(0, 1, 410), (2, 410, 430), (0, 430, 1000), (1, 1000, 2000), (0, 2000, 3000)]);
+}

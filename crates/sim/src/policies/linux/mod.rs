@@ -541,6 +541,7 @@ impl Policy for Linux {
         self.tick = tick;
         for rq in &mut self.rqs {
             rq.fair.set_tick(tick);
+            rq.rt.set_tick(tick);
         }
     }
 

@@ -7,8 +7,10 @@
 //! - `task_tick_rt()`: an RR task's `time_slice` (`sched_rr_timeslice`, 100 ms) is spent while it
 //!   runs and survives pre-emption and sleep; when it runs out it is refilled and the task goes
 //!   to the tail of its level (`requeue_task_rt()`). A FIFO task runs until it blocks or a
-//!   higher level arrives. The kernel counts RR slices in ticks; with a host tick the slice end
-//!   is acted on at a tick, as there.
+//!   higher level arrives. The kernel counts RR slices in ticks (`--p->rt.time_slice` at each
+//!   tick that finds the task running): with a host tick, so does this queue — a slice of 25
+//!   ticks ends at the 25th tick after the task's start however far from a tick it started, and
+//!   a run between two ticks costs nothing; without one, the slice is spent in time.
 //! - `wakeup_preempt_rt()`: only a strictly higher level pre-empts.
 //!
 //! A task's level is its priority when it first arrives, clamped to 1..=99 (0 is not a valid
@@ -31,6 +33,8 @@ pub struct RtEntity {
 #[derive(Debug, Clone)]
 pub struct RtRq {
     rr_timeslice: Dur,
+    /// The host tick (at multiples of it), when RR slices are counted in ticks.
+    tick: Option<Dur>,
     se: PerTask<RtEntity>,
     /// Keyed by −priority, so the highest priority comes first.
     q: KeyQueue<i32>,
@@ -38,7 +42,11 @@ pub struct RtRq {
 
 impl RtRq {
     pub fn new(rr_timeslice: Dur) -> Self {
-        RtRq { rr_timeslice: rr_timeslice.max(1), se: PerTask::default(), q: KeyQueue::default() }
+        RtRq { rr_timeslice: rr_timeslice.max(1), tick: None, se: PerTask::default(), q: KeyQueue::default() }
+    }
+
+    pub fn set_tick(&mut self, tick: Option<Dur>) {
+        self.tick = tick.filter(|&t| t > 0);
     }
 
     #[inline]
@@ -85,15 +93,25 @@ impl RtRq {
         let (t, _) = self.q.pop(cpu)?;
         let e = self.se.get_mut(t);
         e.exec_start = now;
-        Some(Pick { task: t, slice: e.rr.then_some(e.time_slice.max(1)) })
+        let slice = match self.tick {
+            // The tick that spends the last of it: the N-th after `now`.
+            Some(tick) => (now / tick + e.time_slice.div_ceil(tick).max(1)) * tick - now,
+            None => e.time_slice.max(1),
+        };
+        Some(Pick { task: t, slice: e.rr.then_some(slice) })
     }
 
     pub fn charge(&mut self, t: TaskId, now: Time) {
+        let tick = self.tick;
         let e = self.se.get_mut(t);
-        let ran = now.saturating_sub(e.exec_start);
+        let spent = match tick {
+            // The ticks in (start, now]: each found it running.
+            Some(tick) => (now / tick).saturating_sub(e.exec_start / tick) * tick,
+            None => now.saturating_sub(e.exec_start),
+        };
         e.exec_start = now;
         if e.rr {
-            e.time_slice = e.time_slice.saturating_sub(ran);
+            e.time_slice = e.time_slice.saturating_sub(spent);
         }
     }
 
