@@ -170,6 +170,15 @@ fn pinned_cpus(tasks: &[LiveTask]) -> Vec<usize> {
     set.into_iter().collect()
 }
 
+/// Does `t` take its scheduling policy once it has stopped itself before its release, rather
+/// than at its start? An RR task's time slice is counted in ticks while it runs as RR and is
+/// refilled only when it runs out (or at a fork): one that started up as RR would be released
+/// with what its start-up left of it, which nothing shows; given the policy while stopped, it
+/// starts the run with the whole slice, as the replay starts it.
+fn policy_once_stopped(t: &LiveTask) -> bool {
+    t.stopped_start && t.sched.policy == LinuxPolicy::Rr
+}
+
 /// Run `tasks` under a recording for at most `limit` after the first release.
 pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Result<LiveRun> {
     if tasks.iter().any(|t| t.sched.policy.is_realtime()) {
@@ -180,7 +189,10 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
     let mut meta = Collector::default();
     for t in tasks {
         let barrier = if t.stopped_start { Barrier::None } else { Barrier::Gate };
-        let mut spec = ChildSpec::from_argv(&t.argv)?.sched(t.sched).stdout(Output::Null).barrier(barrier);
+        let mut spec = ChildSpec::from_argv(&t.argv)?.stdout(Output::Null).barrier(barrier);
+        if !policy_once_stopped(t) {
+            spec = spec.sched(t.sched);
+        }
         if let Some(c) = &t.cpus {
             spec = spec.cpus(c);
         }
@@ -196,6 +208,10 @@ pub fn run(tasks: &[LiveTask], limit: Duration, progress: &dyn Fn(&str)) -> Resu
                 STARTUP_LIMIT.as_secs()
             );
         }
+    }
+    for (c, t) in children.iter().zip(tasks).filter(|(_, t)| policy_once_stopped(t)) {
+        schedlab_os::sched::set_sched(c.pid(), &t.sched)
+            .with_context(|| format!("setting task {}'s scheduling ({})", t.name, t.sched.policy.kernel_name()))?;
     }
     let recorder = Recorder::start()?;
     let at_release: BTreeMap<i32, SchedSignals> =
