@@ -141,13 +141,12 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let c = Child::spawn(&ChildSpec::new("sleep").arg("30")).unwrap();
-            tx.send(c.pid()).unwrap();
             // The thread ends without dropping the child, as if the harness were killed.
-            std::mem::forget(c);
+            tx.send(c.forget_keeping_journal()).unwrap();
         })
         .join()
         .unwrap();
-        let pid = rx.recv().unwrap();
+        let (pid, journal) = rx.recv().unwrap();
         let t0 = std::time::Instant::now();
         // PDEATHSIG kills it; it stays a zombie (our child) until reaped.
         loop {
@@ -158,6 +157,8 @@ mod tests {
             }
         }
         crate::rusage::wait_pid(pid).unwrap();
+        // Its group is gone: the entry is marked undone, nothing left for the next run to heal.
+        drop(journal);
     }
 
     #[test]

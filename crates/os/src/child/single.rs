@@ -277,6 +277,20 @@ impl Child {
     }
 }
 
+#[cfg(test)]
+impl Child {
+    /// Forget the handle as a killed harness would leave it, but keep its journal entry: a test
+    /// that the child dies with the thread that started it marks the entry undone afterwards
+    /// (dropping it), where a forgotten entry would wait in the machine's journal for the next
+    /// run to heal.
+    pub(crate) fn forget_keeping_journal(mut self) -> (i32, Option<crate::journal::GroupEntry>) {
+        let entry = self._journal.take();
+        let pid = self.pid;
+        std::mem::forget(self);
+        (pid, entry)
+    }
+}
+
 impl Drop for Child {
     fn drop(&mut self) {
         if self.reaped.is_none() {
