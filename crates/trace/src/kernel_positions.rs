@@ -72,6 +72,10 @@ pub fn parse_text(text: &str) -> Result<Vec<KernelPosition>, String> {
     Ok(out)
 }
 
+/// How far after a round's time (taken before its reads) a running task's last update may be
+/// and still be believed: a round's reads take tens of µs.
+pub const ROUND_SLACK_NS: u64 = 100_000;
+
 /// Readings taken within this of each other are one round (a reader goes through the tasks one
 /// file after the other; a round takes tens of µs).
 pub const ROUND_GAP_NS: u64 = 1_000_000;
@@ -94,7 +98,7 @@ pub fn rounds(readings: &[KernelPosition]) -> Vec<Vec<KernelPosition>> {
 /// How far to move each task so that the model's places match the kernel's: the arithmetic
 /// lives beside the run queue it moves ([`schedlab_sim::policies::eevdf::places`]), which the
 /// `linux` replay's start uses too.
-pub use schedlab_sim::policies::eevdf::places::{shifts, Compared};
+pub use schedlab_sim::policies::eevdf::places::{carried, shifts, Compared};
 
 #[cfg(test)]
 mod tests {

@@ -40,9 +40,6 @@ pub const NEAR_TIE_NS: u64 = 50_000;
 /// A decision took effect when the switch it asks for came within this.
 pub const DECISION_WINDOW_NS: u64 = 100_000;
 
-/// How far after a round's time (taken before its reads) the running task's last update may be.
-const ROUND_SLACK_NS: i64 = 100_000;
-
 /// What to follow.
 #[derive(Debug, Clone)]
 pub struct ShadowOptions {
@@ -517,11 +514,10 @@ impl Shadow<'_> {
             // run, the shadow's vruntime then is today's less what it ran since (or plus, by the
             // µs the read came after the round's time).
             let updated = r.exec_start - offset;
-            if updated >= since as i64 && updated <= ts as i64 + ROUND_SLACK_NS {
+            if updated >= since as i64 && updated <= (ts + kernel_positions::ROUND_SLACK_NS) as i64 {
                 let t = i as TaskId;
                 let (now, load) = (self.fair.vruntime_at(t, self.at(ts)), self.fair.e(t).load);
-                let ran = load.vdelta((ts as i64 - updated).unsigned_abs()) as i64;
-                let then = if updated <= ts as i64 { now - ran } else { now + ran };
+                let then = kernel_positions::carried(now, load, ts, updated as u64);
                 tasks.push(t);
                 compared.push(Compared { weight: load.weight, kernel: r.vruntime, model: then });
             }

@@ -15,9 +15,9 @@ use schedlab_trace::kernel_positions::{self, KernelPosition};
 use schedlab_trace::{Pid, TaskTimeline, Timeline};
 use std::collections::BTreeMap;
 
-/// How far after its reading a running task's last update may lie (the read follows the
-/// round's time by up to tens of µs): beyond, the lined-up clocks are not believed.
-const READ_SLACK_NS: u64 = 1_000_000;
+/// How far before its run's traced start a running task's last update may lie: the kernel
+/// starts a task's clock a µs or so before the trace prints the switch.
+const SWITCH_SLACK_NS: u64 = 2_000;
 
 /// The rounds of `positions` before `until_ns` (trace time) that have two or more usable
 /// readings on one queue, on workload time, by workload task.
@@ -49,7 +49,8 @@ pub fn start_rounds(replay: &Replay, live: &Timeline, positions: &[KernelPositio
                     Some(offset) => u64::try_from(r.exec_start - offset).ok()?,
                     None => last_update(live, pids[task], cpu, since, r.at, ticks),
                 };
-                let believable = updated + 2_000 >= since && updated <= r.at + READ_SLACK_NS;
+                let believable =
+                    updated + SWITCH_SLACK_NS >= since && updated <= r.at + kernel_positions::ROUND_SLACK_NS;
                 believable.then(|| RunningRead {
                     task,
                     vruntime: r.vruntime,

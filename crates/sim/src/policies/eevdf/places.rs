@@ -14,6 +14,17 @@ pub struct Compared {
     pub model: i64,
 }
 
+/// The virtual runtime `v` that a task of `load` running from `from` to `to` (or back, when
+/// `to` is earlier) has at `to`: a reading as of one instant of its run carried to another.
+pub fn carried(v: i64, load: super::arith::Load, from: u64, to: u64) -> i64 {
+    let ran = load.vdelta(from.abs_diff(to)) as i64;
+    if to >= from {
+        v + ran
+    } else {
+        v - ran
+    }
+}
+
 /// How far to move each task's virtual runtime in the model so that every kernel − model
 /// difference is the same — their weighted mean, so the weighted sum of the moves is zero.
 /// Fewer than two tasks: nothing to compare, no moves.

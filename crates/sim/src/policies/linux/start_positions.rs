@@ -12,7 +12,7 @@
 //! runs free.
 
 use super::{Class, Linux};
-use crate::policies::eevdf::places::{shifts, Compared};
+use crate::policies::eevdf::places::{carried, shifts, Compared};
 use crate::policy::{TaskId, Time};
 
 /// One round of readings of the tasks of one run queue: when (workload time), each fair task
@@ -105,8 +105,7 @@ impl Linux {
         if let Some(r) = round.running.filter(|r| ours(r.task) && curr == Some(r.task) && fair.has(r.task)) {
             // The kernel's reading moved on to the round's time by what the task ran since.
             let load = fair.e(r.task).load;
-            let ran = load.vdelta(round.at.abs_diff(r.updated_at)) as i64;
-            let kernel = if r.updated_at <= round.at { r.vruntime + ran } else { r.vruntime - ran };
+            let kernel = carried(r.vruntime, load, r.updated_at, round.at);
             compared.push((r.task, Compared { weight: load.weight, kernel, model: fair.vruntime_at(r.task, now) }));
         }
         if compared.len() < 2 {
