@@ -104,6 +104,9 @@ pub enum NoteKind {
     BlockedAtStart,
     /// Two blocked spans without a run between (missing events): merged.
     MergedBlocks,
+    /// A blocked interval in `D` (uninterruptible): a wait inside the kernel — disk, a lock,
+    /// reclaim, exit — rather than a sleep the program asked for. Kept as a block, one note each.
+    KernelWait,
     /// Blocked intervals that end when another imported task wakes it.
     WokenByTask,
     /// Runs that ended pre-empted by the task it had just woken, which replied before it ran
@@ -434,6 +437,19 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 ),
             );
         }
+        for b in t.blocked.iter().filter(|b| b.start >= start && b.state.starts_with('D')) {
+            note(
+                &mut notes,
+                pid,
+                NoteKind::KernelWait,
+                format!(
+                    "blocked {} ns in {} from {}: a wait inside the kernel, not a sleep it asked for",
+                    b.end - b.start,
+                    b.state,
+                    b.start
+                ),
+            );
+        }
         for a in tl.anomalies.iter().filter(|a| a.pid == pid) {
             note(&mut notes, pid, NoteKind::Anomaly, format!("line {}: {}", a.line, a.what));
         }
@@ -635,5 +651,25 @@ mod tests {
         let imp = import(&tl, &ImportOptions::new(Select::Comm("sleeper".into())));
         assert!(imp.workload.tasks.is_empty());
         assert!(imp.report.notes_for(99).any(|n| n.kind == NoteKind::Skipped));
+    }
+
+    #[test]
+    fn a_block_in_d_is_kept_and_noted_as_a_kernel_wait() {
+        let mut tl = timeline(&[120]);
+        let t = tl.tasks.get_mut(&10).unwrap();
+        t.runs = vec![
+            Run { cpu: 0, start: 0, end: 100 },
+            Run { cpu: 0, start: 150, end: 300 },
+            Run { cpu: 0, start: 400, end: 500 },
+        ];
+        t.blocked =
+            vec![crate::timeline::BlockedSpan::new(100, 150, "S"), crate::timeline::BlockedSpan::new(300, 400, "D")];
+        t.exit = Some(500);
+        t.end_state = EndState::Exited { at: 500 };
+        let imp = import(&tl, &ImportOptions::new(Select::All));
+        assert_eq!(imp.workload.tasks[0].bursts.to_vec(), vec![100, 50, 150, 100, 100]);
+        let waits: Vec<&Note> = imp.report.notes_for(10).filter(|n| n.kind == NoteKind::KernelWait).collect();
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        assert!(waits[0].detail.contains("100 ns in D from 300"), "{}", waits[0].detail);
     }
 }
