@@ -86,3 +86,44 @@ fn cases_and_draws_can_be_chosen_and_an_unrecorded_case_is_named() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no recording of case 'rr-pair'") && err.contains("nice-hogs"), "{err}");
 }
+
+/// `trace import --json FILE`: (pid, CPU ns) of every task with at least 100 ms of CPU, and
+/// how many lines were malformed.
+fn heavy_tasks(file: &std::path::Path) -> (Vec<(i64, u64)>, u64) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["trace", "import", "--json"]).arg(file).output().unwrap();
+    assert!(out.status.success(), "trace import {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = doc["results"]["report"]["tasks"].as_array().unwrap();
+    let heavy = tasks
+        .iter()
+        .map(|t| (t["pid"].as_i64().unwrap(), t["cpu_ns"].as_u64().unwrap()))
+        .filter(|&(_, ns)| ns >= 100_000_000)
+        .collect();
+    (heavy, doc["results"]["parse"]["malformed"].as_u64().unwrap())
+}
+
+#[test]
+fn the_linux_replay_of_the_first_repeat_is_saved_as_a_trace_beside_the_live_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["validate", "--cases", "nice-hogs", "--draws", "1", "--replay"])
+        .arg(fixture())
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "validate --replay failed: {}", String::from_utf8_lossy(&out.stderr));
+    let run = std::fs::read_dir(dir.path().join("validate")).unwrap().next().unwrap().unwrap().path();
+    let (live, live_bad) = heavy_tasks(&run.join("trace_nice-hogs.txt"));
+    let (model, model_bad) = heavy_tasks(&run.join("trace_nice-hogs_linux.txt"));
+    assert_eq!((live_bad, model_bad), (0, 0), "both traces read back whole");
+    // The same three hogs, by their live pids, each with about the CPU it had live.
+    assert_eq!(live.len(), 3, "{live:?}");
+    let pids = |v: &[(i64, u64)]| v.iter().map(|t| t.0).collect::<Vec<_>>();
+    assert_eq!(pids(&model), pids(&live), "the model's trace names the live tasks");
+    for ((pid, a), (_, b)) in live.iter().zip(&model) {
+        let diff = (*a as f64 - *b as f64).abs() / *a as f64;
+        assert!(diff < 0.1, "pid {pid}: {a} ns live, {b} ns in the model's trace");
+    }
+}

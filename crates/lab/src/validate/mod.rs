@@ -393,6 +393,13 @@ fn tabulate(
         if let Some(first) = of_case.first() {
             s.figures.push(figure::stacked(first));
             s.files.push(DataFile::text(format!("trace_{}.txt", case.name), first.trace_text.clone()));
+            // The linux model's replay of the same run, on the live trace's clock and pids, in the
+            // same text: the two can be diffed, or loaded into one viewer.
+            if let Some(linux) = first.models.iter().find(|m| m.label == "linux") {
+                let opts = schedlab_trace::RenderOptions { ns: true, header: true };
+                let text = schedlab_trace::render(&linux.timeline, &opts);
+                s.files.push(DataFile::text(format!("trace_{}_linux.txt", case.name), text));
+            }
             if !first.kernel_positions.is_empty() {
                 let text = schedlab_trace::kernel_positions::to_text(&first.kernel_positions);
                 s.files.push(DataFile::text(format!("positions_{}.txt", case.name), text));
