@@ -90,8 +90,11 @@ fn cases_and_draws_can_be_chosen_and_an_unrecorded_case_is_named() {
 /// `trace import --json FILE`: (pid, CPU ns) of every task with at least 100 ms of CPU, and
 /// how many lines were malformed.
 fn heavy_tasks(file: &std::path::Path) -> (Vec<(i64, u64)>, u64) {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_schedlab")).args(["trace", "import", "--json"]).arg(file).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["trace", "import", "--json", "--no-save"])
+        .arg(file)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "trace import {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let tasks = doc["results"]["report"]["tasks"].as_array().unwrap();
