@@ -647,3 +647,24 @@ fn rr_slices_are_counted_in_ticks() {
     let spans: Vec<(usize, u64, u64)> = r.slices.iter().map(|s| (s.task, s.start / 100_000, s.end / 100_000)).collect();
     assert_eq!(spans, vec![(0, 1, 410), (2, 410, 430), (0, 430, 1000), (1, 1000, 2000), (0, 2000, 3000)]);
 }
+
+/// A wake-up finds an idle CPU from the start (`select_idle_cpu()` with SIS_UTIL scans as many
+/// CPUs as the domain's last balance allowed: all of them on the near-idle CPUs a run starts on).
+/// A sleeper runs 0.5 ms alone on CPU 0 (so it leaves the queue on blocking: no lag to work off,
+/// no delayed dequeue) and sleeps 2 ms; two hogs arrive on CPU 0 at 1 ms, CPU 1 idle. The sleeper
+/// wakes on CPU 1 at once, before any balancing has run, instead of waiting behind the hogs.
+#[test]
+fn a_wake_up_before_the_first_balance_finds_the_idle_cpu() {
+    let on0 = |mut t: TaskSpec| {
+        t.start_cpu = Some(0);
+        t
+    };
+    let mut sleeper = on0(TaskSpec::cpu("sleeper", 0, MS / 2));
+    sleeper.bursts = vec![MS / 2, 2 * MS, MS / 2].into();
+    let hogs = ["hog-a", "hog-b"].map(|n| on0(TaskSpec::cpu(n, MS, 100 * MS)));
+    let w = Workload { cpus: Some(2), tasks: [vec![sleeper], hogs.to_vec()].concat() };
+    let r = run(&w, "linux", SimConfig { cpus: 2, tick: Some(4 * MS), ..SimConfig::default() });
+    let second = r.slices.iter().find(|s| s.task == 0 && s.burst == 2).expect("the sleeper ran again");
+    assert_eq!(second.cpu, 1, "{:?}", runs(&r));
+    assert!(second.start < 2 * MS + MS / 2 + MS / 10, "woken at 2.5 ms, ran at {}", second.start);
+}

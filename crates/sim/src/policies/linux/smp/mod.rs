@@ -141,7 +141,9 @@ pub struct Smp {
     /// The last tick whose balancing ran (a tick is due at its instant until it has).
     pub last_tick: Option<Time>,
     /// `sd_llc_shared->nr_idle_scan` (SIS_UTIL): how many CPUs a wake-up may scan for an idle
-    /// one; 0 until the first periodic balance sets it.
+    /// one. At the start, what the balancing of an idle domain leaves there (every CPU): the
+    /// kernel's zero from building the domains is long overwritten when a workload starts, and
+    /// a replayed run starts on CPUs that had been near idle.
     pub nr_idle_scan: usize,
     /// Every update of the fair tasks' signals, when asked for ([`Linux::keep_signals`]).
     pub log: Option<signals::SignalLog>,
@@ -187,7 +189,7 @@ impl Smp {
             cpus: vec![cpu; cpus],
             nohz_next_balance: 0,
             last_tick: None,
-            nr_idle_scan: 0,
+            nr_idle_scan: cpus,
             log: None,
             forks_checked: Vec::new(),
             die: newidle::Die::default(),
