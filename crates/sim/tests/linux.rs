@@ -668,3 +668,66 @@ fn a_wake_up_before_the_first_balance_finds_the_idle_cpu() {
     assert_eq!(second.cpu, 1, "{:?}", runs(&r));
     assert!(second.start < 2 * MS + MS / 2 + MS / 10, "woken at 2.5 ms, ran at {}", second.start);
 }
+
+/// A start layout puts tasks on the CPUs it names at its time, once, whatever they were doing:
+/// a sleeper runs 0.5 ms alone on CPU 0 and sleeps 3 ms, two hogs arrive there at 1 ms, and CPU 1
+/// runs a third hog; at 2 ms the layout moves hog-a (running or waiting on CPU 0) and the
+/// sleeper (blocked: it wakes from CPU 1 now), and a task blocked but still queued on CPU 0,
+/// which wakes on CPU 1. A task already where the layout says stays.
+#[test]
+fn a_start_layout_moves_running_waiting_and_blocked_tasks_once() {
+    use schedlab_sim::policies::linux::start_layout::StartLayout;
+    let on = |mut t: TaskSpec, c: usize| {
+        t.start_cpu = Some(c);
+        t
+    };
+    let mut sleeper = on(TaskSpec::cpu("sleeper", 0, MS / 2), 0);
+    sleeper.bursts = vec![MS / 2, 3 * MS, MS / 2].into();
+    // CPU 0 takes it from behind hog-c when the sleeper sleeps at 0.5 ms; it runs there 1.2 ms
+    // while the hogs wait from 1 ms, and blocks at 1.7 ms ahead of them in virtual time: still
+    // queued (delayed) at 2 ms.
+    let mut delayed = on(TaskSpec::cpu("delayed", 0, MS), 1);
+    delayed.bursts = vec![6 * MS / 5, 3 * MS, MS / 2].into();
+    let tasks = vec![
+        sleeper,
+        on(TaskSpec::cpu("hog-a", MS, 40 * MS), 0),
+        on(TaskSpec::cpu("hog-b", MS, 40 * MS), 0),
+        on(TaskSpec::cpu("hog-c", 0, 40 * MS), 1),
+        delayed,
+    ];
+    let w = Workload { cpus: Some(2), tasks };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), record_slices: true, ..SimConfig::default() };
+    let layout = StartLayout { at: 2 * MS, cpus: vec![(0, 1), (1, 1), (3, 1), (4, 1)] };
+    let mut linux = schedlab_sim::policies::linux_by_spec("linux").unwrap().with_start_layout(layout);
+    let r = simulate(&w, &mut linux, &cfg);
+    let moves: Vec<(usize, usize, usize)> = linux.start_layout_moves().to_vec();
+    assert_eq!(moves, vec![(0, 0, 1), (1, 0, 1), (4, 0, 1)], "all but hog-c moved: it was there");
+    // hog-a's first slice after 2 ms is on CPU 1, and the sleeper's second burst too.
+    let first_after = |task: usize, burst: u32| {
+        r.slices.iter().find(|s| s.task == task && s.burst == burst && s.start >= 2 * MS).map(|s| s.cpu)
+    };
+    assert_eq!(first_after(1, 0), Some(1), "{:?}", runs(&r));
+    assert_eq!(first_after(0, 2), Some(1), "{:?}", runs(&r));
+    assert_eq!(first_after(4, 2), Some(1), "{:?}", runs(&r));
+}
+
+/// A real-time task running when the start layout is set moves when it next wakes: a FIFO task
+/// runs 3 ms of every 10 ms on CPU 0 beside a fair hog on each CPU; the layout at 1 ms puts it on
+/// CPU 1, and its next job (at 10 ms) runs there.
+#[test]
+fn a_running_real_time_task_takes_the_start_layout_at_its_next_wake_up() {
+    use schedlab_sim::policies::linux::start_layout::StartLayout;
+    let mut fifo = class("fifo", 50, TaskSpec::cpu("fifo", 0, 3 * MS));
+    (fifo.jobs, fifo.period, fifo.start_cpu) = (3, Some(10 * MS), Some(0));
+    let hogs = [0, 1].map(|c| pinned(TaskSpec::cpu("hog", 0, 40 * MS), c));
+    let w = Workload { cpus: Some(2), tasks: [vec![fifo], hogs.to_vec()].concat() };
+    let cfg = SimConfig { cpus: 2, tick: Some(4 * MS), record_slices: true, ..SimConfig::default() };
+    let layout = StartLayout { at: MS, cpus: vec![(0, 1)] };
+    let mut linux = schedlab_sim::policies::linux_by_spec("linux").unwrap().with_start_layout(layout);
+    let r = simulate(&w, &mut linux, &cfg);
+    assert_eq!(linux.start_layout_moves(), &[(0, 0, 1)]);
+    let cpus: Vec<(u64, usize)> = r.slices.iter().filter(|s| s.task == 0).map(|s| (s.start / MS, s.cpu)).collect();
+    assert_eq!(cpus.first(), Some(&(0, 0)), "the first job where it started: {cpus:?}");
+    assert!(cpus.iter().filter(|(ms, _)| *ms >= 10).all(|&(_, c)| c == 1), "later jobs on CPU 1: {cpus:?}");
+    assert!(cpus.iter().any(|(ms, _)| *ms >= 10), "{cpus:?}");
+}

@@ -55,6 +55,7 @@ pub mod fair_server;
 pub mod pelt;
 pub mod rt;
 pub mod smp;
+pub mod start_layout;
 pub mod start_positions;
 
 use super::common::PerTask;
@@ -269,6 +270,8 @@ pub struct Linux {
     tick: Option<Dur>,
     /// The kernel's places for the fair tasks at the start ([`start_positions`]).
     start: start_positions::StartPositions,
+    /// The kernel's layout when the compared window opens ([`start_layout`]).
+    layout: start_layout::LayoutSync,
 }
 
 impl Linux {
@@ -287,6 +290,7 @@ impl Linux {
             balance_draw: 0,
             tick: None,
             start: Default::default(),
+            layout: Default::default(),
             params,
         }
     }
@@ -572,12 +576,13 @@ impl Policy for Linux {
         if self.smp.is_some() {
             next = earlier(next, self.balance_timer());
         }
-        earlier(next, self.start.next_due())
+        earlier(earlier(next, self.start.next_due()), self.layout.next_due())
     }
 
     fn timer(&mut self, now: Time) {
         self.now = now;
         self.set_start_positions_due(now);
+        self.set_start_layout_due(now);
         for i in 0..self.rqs.len() {
             let due = self.rqs[i].dl.due(now);
             self.rqs[i].dl.timer(now);

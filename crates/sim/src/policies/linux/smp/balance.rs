@@ -294,7 +294,7 @@ impl Linux {
     /// is woken there. Like any task a balancer attaches, it is checked against the running
     /// task (`attach_task()` → `wakeup_preempt()`): one eligible there with the earliest deadline
     /// has the CPU pick, and that pick finishes its dequeue.
-    fn migrate_delayed(&mut self, t: TaskId, src: CpuId, dst: CpuId, now: Time) {
+    pub(crate) fn migrate_delayed(&mut self, t: TaskId, src: CpuId, dst: CpuId, now: Time) {
         self.rqs[src].fair.detach_delayed(t, now);
         self.move_off(t, src, dst);
         self.rqs[dst].fair_arrives(&self.params, now);

@@ -372,6 +372,7 @@ impl Linux {
                 (None, _) => (self.select_new(t, now), why),
             },
             EnqueueReason::Woken => {
+                let prev = self.layout_move_at_wake(t, prev);
                 let to = self.select_woken(t, prev, task.waker_cpu, now);
                 if to != prev {
                     self.move_placed(t, prev, to, true, now);

@@ -18,7 +18,7 @@ use crate::policy::{CpuId, EnqueueReason, TaskId, Time};
 
 impl Linux {
     /// Move `t` (queued, not running) from CPU `from` to `to` and queue it there.
-    fn migrate_queued(&mut self, t: TaskId, from: usize, to: usize, now: Time) {
+    pub(crate) fn migrate_queued(&mut self, t: TaskId, from: usize, to: usize, now: Time) {
         match self.class.get(t) {
             Class::Deadline => self.rqs[from].dl.dequeue(t),
             Class::RealTime => self.rqs[from].rt.dequeue(t),

@@ -25,7 +25,7 @@ use crate::policy::{CpuId, TaskId, Time};
 pub const IMBALANCE_PCT: u64 = 117;
 
 impl Linux {
-    pub(super) fn allowed(&self, t: TaskId, c: CpuId) -> bool {
+    pub(crate) fn allowed(&self, t: TaskId, c: CpuId) -> bool {
         self.smp.as_ref().expect("smp").tasks.get_ref(t).is_none_or(|s| s.view.allowed(c))
     }
 
