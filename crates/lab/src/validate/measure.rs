@@ -52,6 +52,9 @@ pub struct ModelRun {
     /// CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draws_with_live_layout: Option<usize>,
+    /// Tasks of a two-CPU case the replay put on the kernel's CPU when the compared window
+    /// opened ([`super::start_layout`]), in the draw judged.
+    pub layout_moved: usize,
     /// The case tasks' load-tracking signals beside the kernel's (`linux` on two CPUs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<TaskSignals>,
@@ -228,6 +231,9 @@ fn on_case_cpus(tl: &Timeline, host: &[usize]) -> Timeline {
         for w in &mut t.wakes {
             w.cpu = index(w.cpu);
         }
+        for m in &mut t.migrate_events {
+            (m.from, m.to) = (index(m.from), index(m.to));
+        }
     }
     out.cpus = host.len();
     out
@@ -311,6 +317,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
     let groups = case.interchangeable();
     let kernel_positions = super::shadow::positions(&r.run.signals);
     let start_rounds = super::start_rounds::start_rounds(&r.replay, &r.live_on_case, &kernel_positions, start);
+    let start_layout = super::start_layout::start_layout(&r.replay, &r.live_on_case, &r.pids, start);
     let mut model_runs = Vec::with_capacity(models.len());
     for m in models {
         let spec = replay::spec_for(&r.replay, m);
@@ -321,12 +328,16 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             let m = Model { wake: WakeDelays { draw, ..m.wake }, ..m.clone() };
             // The fair tasks start where the kernel's readings put them against each other; the
             // balancer's inputs are set beside the kernel's where there is balancing.
-            let (result, log, forks, places) = if m.label == "linux" {
+            let (result, log, forks, places, moved) = if m.label == "linux" {
                 let linux = schedlab_sim::policies::linux_by_spec(&spec)
                     .map_err(model_error)?
                     .with_start_positions(start_rounds.clone());
                 let mut linux = if case.cpus > 1 {
-                    linux.keep_signals().with_util_est(util_est.iter().copied()).with_balance_draw(draw)
+                    linux
+                        .keep_signals()
+                        .with_util_est(util_est.iter().copied())
+                        .with_balance_draw(draw)
+                        .with_start_layout(start_layout.clone())
                 } else {
                     linux
                 };
@@ -334,9 +345,10 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                 let forks = ForksPlaced::of(linux.forks_checked());
                 let since_release = |at: u64| (at + r.replay.t0_ns).saturating_sub(r.run.release_ns);
                 let places = linux.start_positions_set().iter().map(|s| since_release(s.0)).collect();
-                (result, linux.signal_log().cloned(), forks, places)
+                let moved = linux.start_layout_moves().len();
+                (result, linux.signal_log().cloned(), forks, places, moved)
             } else {
-                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None, None, Vec::new())
+                (replay::simulate_under(&r.replay, &m).map_err(model_error)?, None, None, Vec::new(), 0)
             };
             let sim = on_case_cpus(&replay::timeline(&r.replay, &result), &r.host_cpus);
             let mut comparison = compare(&r.live_on_case, &sim, &r.opts);
@@ -345,7 +357,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
                     t.name = n.clone();
                 }
             }
-            tries.push((comparison, log, sim, forks, places));
+            tries.push((comparison, log, sim, forks, places, moved));
         }
         let draws: Vec<Vec<TaskComparison>> = tries.iter().map(|t| t.0.tasks.clone()).collect();
         let slices: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
@@ -353,7 +365,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         let draws_with_live_layout = live_layout
             .as_ref()
             .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
-        let (comparison, log, sim, forks, places) = tries.swap_remove(draw);
+        let (comparison, log, sim, forks, places, layout_moved) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
             let replayed = r.replay.imported.report.pids();
             let pairing =
@@ -373,6 +385,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             layout,
             forks,
             places_set_ns: places,
+            layout_moved,
             timeline: sim,
         });
     }

@@ -19,6 +19,7 @@ pub mod replay;
 pub mod rt_period;
 pub mod shadow;
 pub mod signals;
+pub mod start_layout;
 pub mod start_rounds;
 pub mod tables;
 

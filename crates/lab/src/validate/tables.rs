@@ -299,8 +299,13 @@ pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<Stri
              replay's state, chose that CPU for {agreed} of {n}"
         ),
     };
+    let moved: usize = of_model().map(|m| m.layout_moved).sum();
     Some(format!(
-        "Layouts (which tasks ran on one CPU): the model's was the kernel's in {same} of {} repeats{in_draws}{forks}",
+        "Layouts (which tasks ran on one CPU): the replay puts each task on the kernel's CPU when the window opens \
+         (it moved {moved} over the {} repeats; the first milliseconds' races that decide the layout are left out \
+         of the comparison), and the model's layout over the window was the kernel's in {same} of {} repeats\
+         {in_draws}{forks}",
+        pairs.len(),
         pairs.len()
     ))
 }
@@ -334,7 +339,9 @@ pub fn layout_table(runs: &[CaseRun], cases: &[Case]) -> Option<Table> {
     }
     Some(t.with_note(
         "The same layout: the same tasks together on one CPU, whatever the CPUs are numbered and whichever of two \
-         identical tasks is where; the model's CPU 0 need not be the kernel's. –: the task did not run in the window.",
+         identical tasks is where. The linux replay puts each task on the CPU the kernel had it on when the window \
+         opens; from there its placement and balancing are its own, so \"same\" says the model kept the kernel's \
+         layout. –: the task did not run in the window.",
     ))
 }
 
