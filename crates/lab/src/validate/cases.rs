@@ -142,7 +142,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "four CPU hogs at nice -5, 0, 0 and 5 on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the lone nice -5 hog's switch rate is mostly the host's tasks pre-empting it, which the replay holds on the CPUs they ran on live: where the model's balancer leaves it alone on the other CPU than the kernel did (the same layout, mirrored; which task the first balances take hangs on the interleaving the run started in, which the replay, starting every task at lag 0, does not have), it meets the other CPU's host tasks; and the kernel moves the nice 5 hog onto its CPU and back in some repeats, the model seldom does",
+                "the lone nice -5 hog's switch rate is mostly the host's tasks pre-empting it, which the replay holds on the CPUs they ran on live, so it follows how often they woke on its CPU in that repeat (the replay opens the window with the hog on the kernel's CPU); and the kernel moves the nice 5 hog onto its CPU and back in some repeats, the model seldom does",
                 ),
                 tasks: vec![hog("hog-n-5", -5), hog("hog-n0-a", 0), hog("hog-n0-b", 0), hog("hog-n5", 5)],
             },
@@ -151,7 +151,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "two periodic sleepers against two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "as in sleepers-vs-hog; the hogs' rates also follow which sleeper shares each hog's CPU, and the model's balancer moves sleep-2/8 a few times a repeat where the kernel keeps it in place, with the same task loads (see the load-tracking table)",
+                "as in sleepers-vs-hog; the hogs' rates also follow which sleeper and which of the host's tasks share each hog's CPU (the replay opens the window from the kernel's layout, the host's tasks held where they ran), and the model's balancer moves sleep-2/8 a few times a repeat where the kernel keeps it in place, with the same task loads (see the load-tracking table)",
                 ),
                 tasks: vec![
                     periodic("sleep-2/8", 2.0, 8.0),
@@ -165,7 +165,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
                 what: "a ping-pong pair beside two CPU hogs on two CPUs",
                 cpus: 2,
                 model_limits: Some(
-                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog; the replay starts the pong thread where the kernel forked it (the fork follows each CPU's blocked utilisation and capacity, which nothing here shows), and which task the first balances then move is decided on a knife edge: the lone hog's CPU pulls load, and the imbalance it may pull, half the difference of the two CPUs' loads, is by the case's make-up about one pair thread's load ((p + q + h − h′)/2 against p), so whether a pair thread or a hog moves turns on a few units of PELT load and on which task runs at that tick — the model's loads are the kernel's within a few percent, not within those units, and it falls on either side, not on the kernel's side in each repeat; earlier still, in the first milliseconds, a pipe wake-up that pulls a pair thread to its partner's CPU races an idle CPU's pull of a hog at a tick, tens of µs apart (docs/validate.md, Layouts on two CPUs); with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
+                "the layout a repeat settles in decides every rate — the pair gathered on one CPU (switching at every message with 2 µs wake-ups, the hogs sharing the other CPU at the tick) or each pair thread beside a hog; the replay opens the window from the kernel's layout, and the model's balancer may regroup the tasks after; it starts the pong thread where the kernel forked it (the fork follows each CPU's blocked utilisation and capacity, which nothing here shows), and which task the first balances then move is decided on a knife edge: the lone hog's CPU pulls load, and the imbalance it may pull, half the difference of the two CPUs' loads, is by the case's make-up about one pair thread's load ((p + q + h − h′)/2 against p), so whether a pair thread or a hog moves turns on a few units of PELT load and on which task runs at that tick — the model's loads are the kernel's within a few percent, not within those units, and it falls on either side, not on the kernel's side in each repeat; earlier still, in the first milliseconds, a pipe wake-up that pulls a pair thread to its partner's CPU races an idle CPU's pull of a hog at a tick, tens of µs apart (docs/validate.md, Layouts on two CPUs); with the layout fixed (pingpong-split-hogs-2cpu) the model predicts it",
                 ),
                 tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog-a", 0), hog("hog-b", 0)],
             },
