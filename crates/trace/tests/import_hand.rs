@@ -33,7 +33,8 @@ fn bursts_arrivals_and_notes_by_hand() {
     assert_eq!(w.cpus, Some(2));
     assert!(w.tasks.iter().all(|t| t.class.is_none() && t.nice == 0 && t.affinity.is_none()));
     assert!(kinds(&imp.report, 101).is_empty());
-    assert_eq!(kinds(&imp.report, 102), vec![NoteKind::PresentAtStart, NoteKind::RunningAtEnd]);
+    // B's block is in D (`prev_state=D`): kept, and noted as a wait inside the kernel.
+    assert_eq!(kinds(&imp.report, 102), vec![NoteKind::PresentAtStart, NoteKind::RunningAtEnd, NoteKind::KernelWait]);
     assert_eq!(kinds(&imp.report, 103), vec![NoteKind::PresentAtStart, NoteKind::BlockedAtEnd]);
     // A later t0 and a pid selection.
     let imp = import(
@@ -76,6 +77,7 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
         vec![
             NoteKind::PresentAtStart,
             NoteKind::RunningAtEnd,
+            NoteKind::KernelWait,
             NoteKind::PolicyMismatch,
             NoteKind::Deadline,
             NoteKind::Affinity
