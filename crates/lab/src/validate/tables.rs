@@ -302,11 +302,10 @@ pub fn layouts_agreed(runs: &[CaseRun], model: &str, interchangeable: &[Vec<Stri
     let moved: usize = of_model().map(|m| m.layout_moved).sum();
     Some(format!(
         "Layouts (which tasks ran on one CPU): the replay puts each task on the kernel's CPU when the window opens \
-         (it moved {moved} over the {} repeats; the first milliseconds' races that decide the layout are left out \
-         of the comparison), and the model's layout over the window was the kernel's in {same} of {} repeats\
+         (it moved {moved} over the {n} repeats; the first milliseconds' races that decide the layout are left out \
+         of the comparison), and the model's layout over the window was the kernel's in {same} of {n} repeats\
          {in_draws}{forks}",
-        pairs.len(),
-        pairs.len()
+        n = pairs.len()
     ))
 }
 

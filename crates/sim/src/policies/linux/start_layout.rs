@@ -27,8 +27,9 @@ pub struct StartLayout {
 #[derive(Debug, Clone, Default)]
 pub(super) struct LayoutSync {
     layout: Option<StartLayout>,
-    /// (task, from, to) for each task moved.
-    pub(super) moved: Vec<(TaskId, CpuId, CpuId)>,
+    /// (task, from, to) for each task moved, or to be moved when it next stops (running: by
+    /// the active-balance path) or wakes (running real-time).
+    moved: Vec<(TaskId, CpuId, CpuId)>,
     /// Real-time tasks that were running: moved when they next wake.
     at_wake: Vec<(TaskId, CpuId)>,
 }
@@ -76,7 +77,7 @@ impl Linux {
         }
         for (t, to) in layout.cpus {
             let class = self.class.get(t);
-            if to >= self.rqs.len() || class == Class::Deadline || !self.allowed(t, to) {
+            if to >= self.rqs.len() || !self.allowed(t, to) {
                 continue;
             }
             let arrived = self.smp.as_ref().and_then(|s| s.tasks.get_ref(t)).is_some_and(|s| s.attached.is_some());
