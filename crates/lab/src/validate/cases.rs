@@ -97,7 +97,7 @@ pub fn suite(two_cpus: bool) -> Vec<Case> {
             what: "a ping-pong pair (50 µs of work per message) beside a CPU hog on one CPU",
             cpus: 1,
             model_limits: Some(
-                "the hog's switch rate has two steady states, live and in the model: the pair hands the CPU back to the hog at the tick (125/s) or halfway between ticks (250/s), and which one a run settles in is not in the trace the model replays. The pair's own switches follow the trace: a writer pre-empted by the partner it woke resumes only after the partner's reply (inferred by the importer, since the trace shows no block for a read that finds data)",
+                "the hog's switch rate has two steady states, live and in the model: the pair hands the CPU back to the hog at the tick (125/s) or halfway between ticks (250/s), and which one a run settles in is not in the trace the model replays. The kernel moves between them when something out of the tick's rhythm (the stopper thread or a kernel worker pre-empting the hog) renews the hog's deadline between ticks: whether the next tick finds its 1.4 ms slice spent is a matter of tens of µs of the pair's lag, finer than the replay keeps it. The pair's own switches follow the trace: a writer pre-empted by the partner it woke resumes only after the partner's reply (inferred by the importer, since the trace shows no block for a read that finds data)",
             ),
             tasks: vec![CaseTask::other("pingpong", PingPong { work_us: 50 }, 0), hog("hog", 0)],
         },

@@ -69,6 +69,10 @@ pub struct ModelRun {
     /// one entry per CPU set (`linux`; [`super::start_rounds`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub places_set_ns: Vec<u64>,
+    /// The first stretch in which a case task's switch-ins differ from live beyond the goal, in
+    /// the draw judged ([`super::parted`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parted: Option<super::parted::Parted>,
     #[serde(skip)]
     pub timeline: Timeline,
 }
@@ -373,6 +377,11 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             signals::compare(&r.run.signals, &log, &pairing, &r.live_on_case, &sim)
         });
         let layout = layout_of(&sim);
+        let tasks: Vec<(Pid, String)> = comparison.tasks.iter().map(|t| (t.pid, t.name.clone())).collect();
+        let window = (start, r.opts.end);
+        let tolerance = Tolerances::default().switches;
+        let parted = super::parted::parted(&r.live_on_case, &sim, &tasks, &r.pids, window, case.cpus, tolerance)
+            .map(|p| p.on_host(&r.host_cpus));
         model_runs.push(ModelRun {
             label: m.label,
             spec,
@@ -386,6 +395,7 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
             forks,
             places_set_ns: places,
             layout_moved,
+            parted,
             timeline: sim,
         });
     }

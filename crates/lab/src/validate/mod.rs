@@ -13,6 +13,7 @@ pub mod figure;
 pub mod judge;
 pub mod layout;
 pub mod measure;
+pub mod parted;
 pub mod probe;
 pub mod recording;
 pub mod replay;
@@ -383,11 +384,12 @@ fn tabulate(
         if let Some(linux) = js.iter().find(|j| j.model == "linux") {
             let busy = busy::note(of_case.iter().map(|r| (r.repeat, &r.interference)));
             let layouts = tables::layouts_agreed(&of_case, "linux", &interchangeable);
+            let parted = tables::parted_note(&of_case, "linux");
             s.verdicts.push(tables::verdict(
                 linux,
                 case.what,
                 case.model_limits,
-                tables::Context { busy: busy.as_deref(), layouts: layouts.as_deref() },
+                tables::Context { busy: busy.as_deref(), layouts: layouts.as_deref(), parted: parted.as_deref() },
                 &tol,
             ));
         }

@@ -230,6 +230,8 @@ pub struct Context<'a> {
     pub busy: Option<&'a str>,
     /// How often the model's layout was the kernel's ([`layouts_agreed`]).
     pub layouts: Option<&'a str>,
+    /// Where each repeat's replay parted from the live run ([`parted_note`]).
+    pub parted: Option<&'a str>,
 }
 
 /// The verdict on one case under the `linux` model (a goal of schedlab's, not a seed's claim).
@@ -261,6 +263,9 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Contex
     if let (Some(why), true) = (why, missed + inc > 0) {
         detail.push_str(&format!(". Why: {why}"));
     }
+    if let (Some(parted), true) = (context.parted, missed + inc > 0) {
+        detail.push_str(&format!(". Where the replay parted from the live run: {parted}"));
+    }
     if let Some(busy) = context.busy {
         detail.push_str(&format!(". Beside it: {busy}"));
     }
@@ -270,6 +275,18 @@ pub fn verdict(j: &CaseJudgement, what: &str, why: Option<&str>, context: Contex
         Mark::Inconclusive => Verdict::inconclusive(ClaimKind::Goal, claim, detail),
         Mark::NotJudged => Verdict::not_measured(ClaimKind::Goal, claim, detail),
     }
+}
+
+/// Where `model`'s replay of each repeat parted from the live run (None: nowhere).
+pub fn parted_note(runs: &[CaseRun], model: &str) -> Option<String> {
+    let parts: Vec<String> = runs
+        .iter()
+        .filter_map(|r| {
+            let p = r.models.iter().find(|m| m.label == model)?.parted.as_ref()?;
+            Some(format!("repeat {}: {}", r.repeat + 1, p.describe()))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// A run's live layout and `model`'s (None: a one-CPU case).
