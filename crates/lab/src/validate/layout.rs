@@ -4,9 +4,21 @@
 //! CPUs the layout a repeat settles in decides most rates (a ping-pong pair gathered on one CPU,
 //! or split across both), so each case's verdict says how often the layouts agreed.
 
-use schedlab_trace::{Pid, Timeline};
+use schedlab_trace::{Pid, TaskTimeline, Timeline};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// The CPU below `cpus` that `t` ran on longest over `window` (ns), the lowest on a tie; None
+/// when it did not run there.
+pub fn cpu_ran_most(t: &TaskTimeline, cpus: usize, window: (u64, u64)) -> Option<usize> {
+    let (start, end) = window;
+    let mut per_cpu = vec![0u64; cpus];
+    for r in t.runs.iter().filter(|r| r.cpu < cpus && r.end > start && r.start < end) {
+        per_cpu[r.cpu] += r.end.min(end) - r.start.max(start);
+    }
+    let most = per_cpu.iter().enumerate().filter(|(_, &ns)| ns > 0).max_by_key(|(c, &ns)| (ns, usize::MAX - c));
+    most.map(|(c, _)| c)
+}
 
 /// The case's tasks grouped by the CPU each mostly ran on, one group per CPU in CPU order, each
 /// sorted by name. A task that did not run in the window is in no group.
@@ -16,16 +28,9 @@ pub struct Layout(pub Vec<Vec<String>>);
 impl Layout {
     /// The layout of the tasks `names` on `tl` (CPUs numbered 0..`cpus`) over `window` (ns).
     pub fn of(tl: &Timeline, names: &BTreeMap<Pid, String>, cpus: usize, window: (u64, u64)) -> Self {
-        let (start, end) = window;
         let mut groups = vec![Vec::new(); cpus];
         for (pid, name) in names {
-            let Some(t) = tl.tasks.get(pid) else { continue };
-            let mut per_cpu = vec![0u64; cpus];
-            for r in t.runs.iter().filter(|r| r.cpu < cpus && r.end > start && r.start < end) {
-                per_cpu[r.cpu] += r.end.min(end) - r.start.max(start);
-            }
-            let most = per_cpu.iter().enumerate().filter(|(_, &ns)| ns > 0).max_by_key(|(c, &ns)| (ns, usize::MAX - c));
-            if let Some((c, _)) = most {
+            if let Some(c) = tl.tasks.get(pid).and_then(|t| cpu_ran_most(t, cpus, window)) {
                 groups[c].push(name.clone());
             }
         }

@@ -8,6 +8,7 @@
 //! kernel worker pre-empting a task between ticks. A verdict short of met names the stretch and
 //! the host's tasks that ran there, so the miss can be looked up in the saved traces.
 
+use super::layout::cpu_ran_most;
 use schedlab_trace::{Pid, Timeline};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -85,15 +86,6 @@ fn switch_ins(tl: &Timeline, pid: Pid, window: (u64, u64), cpus: usize) -> Vec<u
     counts
 }
 
-/// The CPU `pid` ran on longest in `[from, to)` (0 when it did not run).
-fn cpu_of(tl: &Timeline, pid: Pid, from: u64, to: u64, cpus: usize) -> usize {
-    let mut ns = vec![0u64; cpus.max(1)];
-    for r in tl.tasks.get(&pid).into_iter().flat_map(|t| &t.runs).filter(|r| r.cpu < cpus) {
-        ns[r.cpu] += r.end.min(to).saturating_sub(r.start.max(from));
-    }
-    (0..ns.len()).max_by_key(|&c| (ns[c], std::cmp::Reverse(c))).unwrap_or(0)
-}
-
 /// The first parting over `tasks` (pid and the case's name), live against `model`, both on the
 /// case's CPUs (`cpus`), over `window`; a count differs when it is off by more than `tolerance`
 /// of the live count and by at least [`MIN_DIFFERENCE`]. `case` holds every pid of the case.
@@ -126,7 +118,7 @@ pub fn parted(
     let (i, pid, name, l, m) = first;
     let from = window.0 + i as u64 * STRETCH_NS;
     let to = (from + STRETCH_NS).min(window.1);
-    let cpu = cpu_of(live, pid, from, to, cpus);
+    let cpu = live.tasks.get(&pid).and_then(|t| cpu_ran_most(t, cpus, (from, to))).unwrap_or(0);
     let look_from = from.saturating_sub(STRETCH_NS).max(window.0);
     // Instants at which a case task on that CPU was pre-empted (its run ended and it waited).
     let preempted: BTreeSet<u64> = case
