@@ -69,6 +69,12 @@ pub struct RareFields {
     /// place of `affinity`: a replayed trace's background task held where it ran live, since
     /// where the kernel put it is not what the replay predicts. Empty: `affinity` holds.
     pub burst_cpus: Vec<CpuId>,
+    /// When each of its blocked intervals ends (workload time; entry `k` for interval `k` of its
+    /// only job), in place of the interval's length: a replayed trace's background task, whose
+    /// timers and devices woke it when they did live, however late the model ran it before. An
+    /// interval that began after its end lasts 0; one in `until_woken` waits for its wake-up.
+    /// Empty: every interval lasts its length.
+    pub block_ends: Vec<Time>,
     /// The task that forks it: it arrives at that task's first wake-up naming it (the fork, at
     /// that point of the parent's CPU bursts) rather than at `arrival`, which then only records
     /// when it began in the run it came from. A replayed fork stays where it happened in the
@@ -102,6 +108,7 @@ static NO_RARE_FIELDS: RareFields = RareFields {
     runtime_reads: Vec::new(),
     start_cpu: None,
     burst_cpus: Vec::new(),
+    block_ends: Vec::new(),
     forked_by: None,
     job_phases: Vec::new(),
 };
@@ -143,6 +150,13 @@ impl RareFields {
             0 => self.affinity.as_deref(),
             n => Some(std::slice::from_ref(&self.burst_cpus[k.min(n - 1)])),
         }
+    }
+
+    /// How long its blocked interval `io`, begun at `now`, lasts: to its entry of `block_ends`,
+    /// else `length`.
+    #[inline]
+    pub fn block_length(&self, io: usize, now: Time, length: Dur) -> Dur {
+        self.block_ends.get(io).map_or(length, |&end| end.saturating_sub(now))
     }
 }
 

@@ -27,7 +27,7 @@
 //!
 //! Bad input is rejected with the offending field named (`tasks[2].arrival: negative time -1`).
 
-use crate::policy::{CpuId, Dur};
+use crate::policy::{CpuId, Dur, Time};
 pub use crate::task_spec::{Bursts, JobPhase, RareFields, TaskSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -185,6 +185,11 @@ struct RawTask {
     /// task held where it ran live); past the last entry, the last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     burst_cpus: Vec<CpuId>,
+    /// When each blocked interval ends, in ms of workload time, in place of its length (a
+    /// replayed trace's background task, woken by the host's timers when it was live); a task of
+    /// one job only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    block_ends: Vec<f64>,
     /// The index of the task that forks it (in `tasks`): it arrives at that task's first
     /// wake-up naming it in its `wakes` (the fork), not at `arrival`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -547,6 +552,7 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
             return Err(err(format!("tasks[{i}].until_woken[{k}]"), "indices must be increasing"));
         }
     }
+    let block_ends = block_ends_of(&t.block_ends, n_io, jobs, &f("block_ends"))?;
     let spec = TaskSpec {
         name: t.name.map_or_else(|| format!("T{i}").into(), Into::into),
         arrival: ms_to_ns(&f("arrival"), t.arrival)?,
@@ -569,9 +575,32 @@ fn task_from_raw(i: usize, t: RawTask, cpus: Option<usize>) -> Result<TaskSpec, 
         runtime_reads,
         start_cpu: t.start_cpu,
         burst_cpus: t.burst_cpus,
+        block_ends,
         forked_by: t.forked_by,
         job_phases,
     }))
+}
+
+/// `block_ends` in ms → ns: a task of one job, at most one per blocked interval, in order.
+fn block_ends_of(ms: &[f64], n_io: usize, jobs: u32, field: &str) -> Result<Vec<Time>, WorkloadError> {
+    if ms.is_empty() {
+        return Ok(Vec::new());
+    }
+    if jobs != 1 {
+        return Err(err(field, format!("a task of one job only (it has {jobs}): the ends are times, not per job")));
+    }
+    if ms.len() > n_io {
+        return Err(err(field, format!("{} ends for {n_io} blocked interval(s)", ms.len())));
+    }
+    let mut out = Vec::with_capacity(ms.len());
+    for (k, &m) in ms.iter().enumerate() {
+        let end = ms_to_ns(&format!("{field}[{k}]"), m)?;
+        if out.last().is_some_and(|&p| p > end) {
+            return Err(err(format!("{field}[{k}]"), "ends must be in order"));
+        }
+        out.push(end);
+    }
+    Ok(out)
 }
 
 /// CPU, I/O, CPU, … in ms (`field` names the list in errors) → ns: an odd count, no CPU burst
@@ -668,6 +697,7 @@ fn task_to_raw(t: &TaskSpec) -> RawTask {
         runtime_reads: t.runtime_reads.iter().map(|p| RawPoint { burst: p.burst, at: ns_to_ms(p.at) }).collect(),
         start_cpu: t.start_cpu,
         burst_cpus: t.burst_cpus.clone(),
+        block_ends: t.block_ends.iter().map(|&e| ns_to_ms(e)).collect(),
         forked_by: t.forked_by,
     }
 }
@@ -734,6 +764,7 @@ mod tests {
             runtime_reads: vec![BurstPoint { burst: 0, at: 0 }],
             start_cpu: Some(0),
             burst_cpus: vec![0],
+            block_ends: vec![1],
             forked_by: Some(0),
             job_phases: vec![],
         });
@@ -804,6 +835,21 @@ mod tests {
             (r#"{"tasks":[{"period":30,"phases":[{"jobs":1,"bursts":[3,1]}]}]}"#.into(), "tasks[0].phases[0].bursts"),
         ] {
             assert_eq!(bad(&json).field, field, "{json}");
+        }
+    }
+
+    #[test]
+    fn block_ends_are_times_in_order_one_per_blocked_interval_of_one_job() {
+        let w = Workload::from_json_str(r#"{"tasks":[{"bursts":[1,2,1,2,1],"block_ends":[4,8.5]}]}"#).unwrap();
+        assert_eq!(w.tasks[0].block_ends, [4 * MS, 8 * MS + MS / 2]);
+        assert_eq!(Workload::from_json_str(&w.to_json_string()).unwrap(), w, "written and read back");
+        for (json, field) in [
+            (r#"{"tasks":[{"bursts":[1,2,1],"block_ends":[4,8]}]}"#, "tasks[0].block_ends"),
+            (r#"{"tasks":[{"bursts":[1,2,1,2,1],"block_ends":[8,4]}]}"#, "tasks[0].block_ends[1]"),
+            (r#"{"tasks":[{"bursts":[1,2,1],"period":10,"jobs":2,"block_ends":[4]}]}"#, "tasks[0].block_ends"),
+            (r#"{"tasks":[{"bursts":[1,2,1],"block_ends":[-4]}]}"#, "tasks[0].block_ends[0]"),
+        ] {
+            assert_eq!(bad(json).field, field, "{json}");
         }
     }
 

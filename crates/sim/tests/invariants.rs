@@ -68,6 +68,20 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                     _ => Vec::new(),
                 };
                 let aff = aff.filter(|_| !held);
+                // A held task of one job wakes when it did "live": here where each block would end
+                // if it ran at once, which a busy model passes and an idle one does not reach.
+                let block_ends: Vec<u64> = if held && jobs == 1 {
+                    let mut at = arr * US;
+                    b.iter()
+                        .enumerate()
+                        .filter_map(|(k, &d)| {
+                            at += d;
+                            (k % 2 == 1).then_some(at)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 TaskSpec {
                     name: "".into(),
                     arrival: arr * US,
@@ -92,6 +106,7 @@ fn task_strategy(cpus: usize) -> impl Strategy<Value = TaskSpec> {
                     runtime_reads: Vec::new(),
                     start_cpu: None,
                     burst_cpus,
+                    block_ends,
                     forked_by: None,
                     // A periodic task without locks: its first job as drawn, the rest reversed.
                     job_phases: if phased && jobs > 1 && lock.is_none() {
@@ -291,7 +306,10 @@ fn check(w: &Workload, r: &SimResult) -> Result<(), String> {
                             let woken = woken.ok_or_else(|| format!("{} wait {n}: no wake-up", t.name))?;
                             woken.max(last[&(i, job, b as u32 - 2)])
                         }
-                        None => last[&(i, job, b as u32 - 2)] + bursts[b - 1],
+                        None => {
+                            let began = last[&(i, job, b as u32 - 2)];
+                            began + t.block_length(io, began, bursts[b - 1])
+                        }
                     };
                     if first[&(i, job, b as u32)] < io_end {
                         return Err(format!("{} job {job} ran burst {b} during its I/O (before {io_end})", t.name));

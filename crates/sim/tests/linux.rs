@@ -558,6 +558,29 @@ fn a_held_task_runs_each_burst_on_the_cpu_it_ran_on_live() {
     assert!(free_cpus.windows(2).all(|p| p[0] == p[1]), "{free_cpus:?}");
 }
 
+/// A held task's blocked interval ends when its `block_ends` says (the live wake-up), not its
+/// length after the burst before: behind a 10 ms task that runs first, its 1 ms burst ends at
+/// 11 ms, and its 5 ms block, which ended at 20 ms live, ends there (at 16 ms by its length).
+/// A block that would begin after its end lasts nothing.
+#[test]
+fn a_held_task_wakes_when_it_woke_live_however_late_it_ran() {
+    let first = TaskSpec::cpu("first", 0, 10 * MS);
+    let mut held = TaskSpec::cpu("held", 0, MS);
+    held.bursts = vec![MS, 5 * MS, MS].into();
+    let w = |ends: Vec<u64>| {
+        let mut held = held.clone();
+        held.block_ends = ends;
+        one_cpu(vec![first.clone(), held])
+    };
+    let held_runs = |ends: Vec<u64>| -> Vec<(u64, u64)> {
+        let r = run(&w(ends), "fcfs", SimConfig::default());
+        runs(&r).into_iter().filter(|&(t, _, _)| t == 1).map(|(_, a, b)| (a, b)).collect()
+    };
+    assert_eq!(held_runs(vec![]), [(10, 11), (16, 17)]);
+    assert_eq!(held_runs(vec![20 * MS]), [(10, 11), (20, 21)]);
+    assert_eq!(held_runs(vec![5 * MS]), [(10, 12)]);
+}
+
 /// A held task that never sleeps between two bursts on different CPUs still moves: here each
 /// job runs 3 ms on CPU 0, waits 1 ms, runs 3 ms on CPU 1, and the next job (every 5 ms) is
 /// released while the last burst runs, so the job after starts at once — on CPU 0, leaving

@@ -93,12 +93,16 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
 /// Held tasks keep, per CPU burst, the CPU its first run was on; others are left to the model.
 /// A: burst 0 on CPU 0 (10–50), burst 1 from CPU 0 (95–120, then 160–200 on CPU 1) → [0, 0].
 /// B: burst 0 on CPU 1 (70–130), burst 1 on CPU 0 (170–210) → [1, 0]. C (not held): none.
+/// And when: A's block ends at its wake-up at 80, B's at 150.
 #[test]
 fn held_tasks_keep_the_cpu_each_burst_began_on() {
     let opts = ImportOptions { held: [101, 102].into_iter().collect(), ..ImportOptions::new(Select::All) };
     let w = import(&tl(), &opts).workload;
     let held: Vec<Vec<usize>> = w.tasks.iter().map(|t| t.burst_cpus.clone()).collect();
     assert_eq!(held, vec![vec![0, 0], vec![], vec![1, 0]], "A, C, B");
+    // Their blocks end when the trace shows the wake-ups (A's at 80, B's at 150; t0 is at 0).
+    let ends: Vec<Vec<u64>> = w.tasks.iter().map(|t| t.block_ends.clone()).collect();
+    assert_eq!(ends, vec![vec![80 * US], vec![], vec![150 * US]], "A, C, B");
     // The workload file keeps them, and a CPU beyond the workload's is refused.
     let text = w.to_json_string();
     assert_eq!(schedlab_sim::workload::Workload::from_json_str(&text).unwrap().tasks[2].burst_cpus, [1, 0]);

@@ -28,6 +28,9 @@ pub(super) fn check_exportable(t: &TaskSpec) -> Result<(), RtAppError> {
     if !t.burst_cpus.is_empty() {
         return refuse("burst_cpus", "per-burst CPUs are not mapped onto rt-app phases");
     }
+    if !t.block_ends.is_empty() {
+        return refuse("block_ends", "rt-app sleeps for lengths, not until given times");
+    }
     if t.weight != 1 {
         return refuse("weight", "rt-app has no share weight (only nice, for SCHED_OTHER)");
     }

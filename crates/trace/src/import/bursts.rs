@@ -20,6 +20,8 @@ pub(crate) struct Bursts {
     /// Per blocked interval, the task-context wake-up that ended it (for merged blocks, the
     /// last one's).
     pub wakers: Vec<Option<Waker>>,
+    /// Per blocked interval, when it ended on the trace's clock (the wake-up).
+    pub ends: Vec<u64>,
     /// Where it read its own CPU clock: (CPU burst, CPU time into it), in order.
     pub reads: Vec<(usize, u64)>,
 }
@@ -98,6 +100,7 @@ pub(crate) fn bursts_of(
                 );
                 *out.lengths.last_mut().expect("a block") += e - s;
                 *out.wakers.last_mut().expect("a block") = waker;
+                *out.ends.last_mut().expect("a block") = e;
             }
             Item::Block(s, e, waker) => {
                 if cpu == 0 {
@@ -113,6 +116,7 @@ pub(crate) fn bursts_of(
                 out.runs.push(std::mem::take(&mut runs));
                 out.lengths.push(e - s);
                 out.wakers.push(waker);
+                out.ends.push(e);
                 cpu = 0;
             }
         }
@@ -127,6 +131,7 @@ pub(crate) fn bursts_of(
     } else if !out.lengths.is_empty() {
         let blocked = out.lengths.pop().expect("a block");
         out.wakers.pop();
+        out.ends.pop();
         note(
             notes,
             t.pid,

@@ -58,8 +58,10 @@ pub struct ImportOptions {
     /// ([`crate::tick_phase`]), so a replay with this tick has its ticks where the kernel's were.
     /// Left at t0 when the trace shows no tick.
     pub align_tick: Option<u64>,
-    /// Tasks held where they ran: each CPU burst on the CPU it began on in the trace (the
-    /// workload's `burst_cpus`), for tasks a replay carries as background rather than predicts.
+    /// Tasks held where and when they ran: each CPU burst on the CPU it began on in the trace
+    /// (the workload's `burst_cpus`), each blocked interval ending when the trace shows its
+    /// wake-up (`block_ends`) rather than lasting its length from wherever the model ended the
+    /// burst before it — for tasks a replay carries as background rather than predicts.
     pub held: BTreeSet<Pid>,
     /// A forked task starts on the CPU the trace first shows it running on (`start_cpu`), as a
     /// task already there does, rather than where the policy places a fork: for a replay that
@@ -552,6 +554,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
         };
         // A held task starts where its first burst is held.
         let start_cpu = p.start_cpu.map(|c| burst_cpus.first().copied().unwrap_or(c));
+        let block_ends = if held { p.bursts.ends.iter().map(|&e| e.saturating_sub(t0)).collect() } else { Vec::new() };
         tasks.push(
             TaskSpec {
                 name: name.as_str().into(),
@@ -575,6 +578,7 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
                 runtime_reads: p.bursts.reads.iter().map(|&(burst, at)| BurstPoint { burst, at }).collect(),
                 start_cpu,
                 burst_cpus,
+                block_ends,
                 forked_by: edges.as_ref().and_then(|e| e.forked_by[i]),
                 job_phases: Vec::new(),
             }),
