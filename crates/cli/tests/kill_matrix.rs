@@ -201,13 +201,15 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
     let token = read(Path::new("/proc/sys/kernel/random/uuid"));
     let before = snapshot();
     let policies_before = policies();
+    // Its stderr is kept: a run that ends before it is killed says why there.
+    let err_path = out.join(format!("stderr-{}.txt", token.trim()));
     let child = Command::new(BIN)
         .args(&c.args)
         .env("SCHEDLAB_KILL_MATRIX", &token)
         .current_dir(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
     let mut run = KillOnDrop(child);
@@ -219,7 +221,14 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
         // machine's load, so a late set-up is waited for rather than killed early.
         wait_until(Duration::from_secs(15), || journal_of(pid).is_some_and(|j| pending_changes(&j) > 0));
     }
-    assert!(run.0.try_wait().unwrap().is_none(), "{what}: the run ended before it was killed; lengthen it");
+    if let Some(status) = run.0.try_wait().unwrap() {
+        let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().rev().take(8).collect();
+        panic!(
+            "{what}: the run ended ({status}) before it was killed; it said: {:?}",
+            tail.into_iter().rev().collect::<Vec<_>>()
+        );
+    }
     if !matches!(net, Net::Guardian) {
         for (g, _) in marked(&token).into_iter().filter(|(_, cmd)| cmd.contains("--guard")) {
             let _ = Command::new("kill").args(["-KILL", &g.to_string()]).status();
