@@ -223,11 +223,9 @@ fn kill_and_check(c: &Case, at: Duration, net: Net, out: &Path) {
     }
     if let Some(status) = run.0.try_wait().unwrap() {
         let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-        let tail: Vec<&str> = err.lines().rev().take(8).collect();
-        panic!(
-            "{what}: the run ended ({status}) before it was killed; it said: {:?}",
-            tail.into_iter().rev().collect::<Vec<_>>()
-        );
+        let lines: Vec<&str> = err.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(8)..];
+        panic!("{what}: the run ended ({status}) before it was killed; it said: {tail:?}");
     }
     if !matches!(net, Net::Guardian) {
         for (g, _) in marked(&token).into_iter().filter(|(_, cmd)| cmd.contains("--guard")) {

@@ -365,22 +365,21 @@ pub fn replay_case(case: &Case, recorded: Recorded, plan: &RunPlan, models: &[Mo
         }
         let draws: Vec<Vec<TaskComparison>> = tries.iter().map(|t| t.0.tasks.clone()).collect();
         let slices: Vec<&[TaskComparison]> = draws.iter().map(Vec::as_slice).collect();
-        let draw = super::draws::medoid(&slices, &groups, &Tolerances::default());
+        let tol = Tolerances::default();
+        let window = (start, r.opts.end);
+        let draw = super::draws::medoid(&slices, &groups, &tol);
         let draws_with_live_layout = live_layout
             .as_ref()
             .map(|live| tries.iter().filter(|t| layout_of(&t.2).is_some_and(|l| l.same_as(live, &groups))).count());
         let (comparison, log, sim, forks, places, layout_moved) = tries.swap_remove(draw);
         let signals = log.map_or_else(Vec::new, |log| {
             let replayed = r.replay.imported.report.pids();
-            let pairing =
-                Pairing { pids: &replayed, t0_ns: r.replay.t0_ns, window: (start, r.opts.end), names: &r.label };
+            let pairing = Pairing { pids: &replayed, t0_ns: r.replay.t0_ns, window, names: &r.label };
             signals::compare(&r.run.signals, &log, &pairing, &r.live_on_case, &sim)
         });
         let layout = layout_of(&sim);
         let tasks: Vec<(Pid, String)> = comparison.tasks.iter().map(|t| (t.pid, t.name.clone())).collect();
-        let window = (start, r.opts.end);
-        let tolerance = Tolerances::default().switches;
-        let parted = super::parted::parted(&r.live_on_case, &sim, &tasks, &r.pids, window, case.cpus, tolerance)
+        let parted = super::parted::parted(&r.live_on_case, &sim, &tasks, &r.pids, window, case.cpus, tol.switches)
             .map(|p| p.on_host(&r.host_cpus));
         model_runs.push(ModelRun {
             label: m.label,

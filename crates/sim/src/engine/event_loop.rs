@@ -662,7 +662,7 @@ impl<'w, 'p, P: Policy + ?Sized> Engine<'w, 'p, P> {
             }
             ts.burst_idx += 1;
             ts.burst = spec.job_bursts(ts.job)[ts.burst_idx as usize];
-            if let Some(r) = spec.rare.as_deref().filter(|r| !r.block_ends.is_empty()) {
+            if let Some(r) = spec.rare.as_deref() {
                 ts.burst = r.block_length(io, now, ts.burst);
             }
             ts.phase = Phase::Io;
