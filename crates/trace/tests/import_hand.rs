@@ -68,6 +68,12 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
     assert_eq!((tb.class.as_deref(), tb.deadline, tb.period), (Some("deadline"), Some(100_000), Some(200_000)));
     assert_eq!(imp.report.tasks[2].dl_runtime_ns, Some(20_000));
     assert_eq!(imp.workload.tasks[2].runtime, Some(20_000), "the DL runtime is the workload's runtime");
+    // A deadline task arrives at its enqueue, where the CBS began its first period: B's
+    // sched_wakeup at 62 µs, not the sched_waking at 60 µs that first names it (60 without the
+    // sidecar, above).
+    assert_eq!(tb.arrival, 62 * US);
+    let enqueue = imp.report.notes_for(102).find(|n| n.detail.contains("arrives at its enqueue")).expect("noted");
+    assert_eq!(enqueue.kind, NoteKind::Deadline);
     assert_eq!((tc.class.as_deref(), tc.nice), (None, 3));
     assert_eq!((imp.report.tasks[1].slice_ns, imp.report.tasks[0].slice_ns), (Some(3_000_000), None));
     // The trace shows prio 120 for A and B: the sidecar wins, and the report says so.
@@ -79,6 +85,7 @@ fn metadata_gives_policy_priority_deadline_and_affinity() {
             NoteKind::RunningAtEnd,
             NoteKind::KernelWait,
             NoteKind::PolicyMismatch,
+            NoteKind::Deadline,
             NoteKind::Deadline,
             NoteKind::Affinity
         ]

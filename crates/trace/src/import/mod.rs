@@ -245,6 +245,27 @@ fn start_of(t: &TaskTimeline, at_exec: bool, notes: &mut Vec<Note>) -> u64 {
     }
 }
 
+/// Where a deadline task already there at `start` was enqueued, when its import starts at the
+/// `sched_waking` of a wake-up: at that wake-up's `sched_wakeup`. The CBS starts its period at
+/// the enqueue (`replenish_dl_new_period()`: deadline = now + D), which for a task woken from
+/// another CPU comes only when the inter-processor interrupt arrives (40 µs after the waking in a
+/// deadline-beside-hogs run), and every later period follows from there: the period's place
+/// against the tick decides how far each job overruns its runtime to the next tick.
+fn enqueued_at(t: &TaskTimeline, start: u64, notes: &mut Vec<Note>) -> u64 {
+    match t.wakes.iter().find(|w| w.woken >= start) {
+        Some(w) if w.waking == Some(start) && w.woken > start => {
+            note(
+                notes,
+                t.pid,
+                NoteKind::Deadline,
+                format!("arrives at its enqueue, {} (sched_wakeup), where its first period began, not at {start} (sched_waking)", w.woken),
+            );
+            w.woken
+        }
+        _ => start,
+    }
+}
+
 /// Class, nice, priority, deadline/period and DL runtime of a task.
 struct Sched {
     class: Option<String>,
@@ -479,6 +500,9 @@ pub fn import(tl: &Timeline, opts: &ImportOptions) -> Imported {
             EndState::Exited { .. } | EndState::Unknown => {}
         }
         let sched = sched_of(t, start, meta, &mut notes);
+        if sched.class.as_deref() == Some("deadline") {
+            start = enqueued_at(t, start, &mut notes);
+        }
         let affinity = match meta.and_then(|m| m.task(pid)).and_then(|m| m.affinity.clone()) {
             Some(a) => {
                 let (ok, bad): (Vec<usize>, Vec<usize>) = a.into_iter().partition(|&c| c < cpus);
