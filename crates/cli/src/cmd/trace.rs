@@ -68,10 +68,10 @@ Examples:
 The tasks must be fair tasks that ran on one CPU only (pin them). Other tasks on that CPU are
 taken as time the CPU was away: the followed task they displaced goes back to the queue. Every
 task starts at lag 0, since a trace does not say the kernel's, and a fast pair's lags drift from
-the kernel's (about 0.1 µs a switch, not from the trace's clock or the charging; see
-docs/validate.md#shadow); `--positions` takes the kernel's own places, read from /proc/<tid>/sched
-beside the trace (`validate` saves them as positions_<case>.txt), and sets the shadow's to them at
-each round of readings:
+the kernel's (about 0.1 µs a wake-up: where its enqueue falls between sched_waking and
+sched_wakeup; see docs/validate.md#shadow); `--positions` takes the kernel's own places, read
+from /proc/<tid>/sched beside the trace (`validate` saves them as positions_<case>.txt), and sets
+the shadow's to them at each round of readings:
   schedlab trace shadow <run>/trace_pingpong-hog.txt --tasks pingpong,pong,hog --positions <run>/positions_pingpong-hog.txt")]
 struct ShadowArgs {
     /// The trace file.
